@@ -1,0 +1,211 @@
+"""The `prdigest` command line: the one place that reads settings and builds the services."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from bot.config import Settings, SettingsError, load_settings
+from bot.digest import now_utc, week_bounds
+from bot.ingest import find_note_files
+from bot.render.terminal import digest_renderable, lookup_renderable
+from bot.search import QueryError
+from bot.services import Services, ingest_paths, lookup, preview_digest
+from bot.store import StoreError
+from bot.taxonomy import TaxonomyError
+
+app = typer.Typer(
+    help="prdigest: weekly, role-specific reading lists of vLLM pull-request notes.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(soft_wrap=False)
+err = Console(stderr=True)
+PROGRESS_MIN_FILES = 10
+
+
+class CliError(Exception):
+    """A problem worth one line on stderr and a non-zero exit, not a traceback."""
+
+
+def settings_or_exit() -> Settings:
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+
+
+@contextmanager
+def open_services(settings: Settings | None = None) -> Iterator[Services]:
+    settings = settings or settings_or_exit()
+    try:
+        services = Services.build(settings)
+    except (StoreError, TaxonomyError) as exc:
+        raise CliError(str(exc)) from None
+    try:
+        yield services
+    finally:
+        services.close()
+
+
+@app.callback()
+def _configure(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at DEBUG level.")] = False,
+) -> None:
+    """prdigest: weekly, role-specific reading lists of vLLM pull-request notes."""
+    level = logging.DEBUG if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Note files or folders (default: PRDIGEST_DIGESTS_DIR)."),
+    ] = None,
+) -> None:
+    """Parse, classify and store note files; prints new/updated/unchanged/failed counts.
+
+    A bad file is reported with its file and line and exits 1; every other file still lands.
+    """
+    with open_services() as services:
+        targets = list(paths or [services.settings.digests_dir])
+        files = find_note_files([p for p in targets if p.exists()])
+        if len(files) >= PROGRESS_MIN_FILES:
+            with Progress(console=err, transient=True) as progress:
+                task = progress.add_task("ingesting", total=len(files))
+                report = ingest_paths(
+                    services, targets, on_file=lambda _p: progress.advance(task)
+                )
+        else:
+            report = ingest_paths(services, targets)
+    for error in report.errors:
+        err.print(f"[red]error[/red] {error}", highlight=False)
+    out.print(report.summary(), highlight=False)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def _parse_since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise CliError(f"--since: not a date such as 2026-11-23: {value!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _print_json_lines(notes: list[dict[str, object]]) -> None:
+    for item in notes:
+        sys.stdout.write(json.dumps(item, ensure_ascii=False) + "\n")
+
+
+@app.command()
+def notes(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    role: Annotated[str | None, typer.Option("--role", help="Role slug or alias.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only notes ingested on/after this date.")
+    ] = None,
+) -> None:
+    """List stored notes, oldest first."""
+    since_at = _parse_since(since)
+    with open_services() as services:
+        slug = None
+        if role is not None:
+            found = services.taxonomy.resolve(role)
+            if found is None:
+                hints = ", ".join(r.slug for r in services.taxonomy.suggest(role))
+                raise CliError(f"unknown role {role!r}; did you mean: {hints or 'see prdigest roles'}")
+            slug = found.slug
+        listed = services.store.list_notes(role=slug, since=since_at)
+        if as_json:
+            _print_json_lines([n.as_json() for n in listed])
+        else:
+            out.print(lookup_renderable(listed, slug, services.taxonomy))
+            out.print(f"{len(listed)} notes", style="dim")
+
+
+@app.command("lookup")
+def lookup_command(
+    query: Annotated[list[str], typer.Argument(help="A role or alias (moe, mm) or free text.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="Notes to show.")] = 10,
+) -> None:
+    """Search notes: a role's reading list, or a ranked free-text search (Chinese or English)."""
+    with open_services() as services:
+        try:
+            result = lookup(services, " ".join(query), limit=limit)
+        except QueryError as exc:
+            raise CliError(str(exc)) from None
+        found = result.page.notes
+        if as_json:
+            _print_json_lines([n.as_json() for n in found])
+            return
+        slug = result.role.slug if result.role else None
+        out.print(lookup_renderable(found, slug, services.taxonomy))
+        out.print(f"{len(found)} of {result.page.total} notes", style="dim")
+        if result.suggestions:
+            names = ", ".join(r.slug for r in result.suggestions)
+            out.print(f"No match. Roles with a similar name: {names}")
+
+
+@app.command()
+def roles() -> None:
+    """Show the role taxonomy: slugs, names and lookup aliases."""
+    with open_services() as services:
+        table = Table(title="Reader roles")
+        table.add_column("slug", style="bold")
+        table.add_column("name")
+        table.add_column("aliases")
+        for role in services.taxonomy.roles:
+            table.add_row(role.slug, role.label, ", ".join(role.aliases))
+        out.print(table)
+
+
+@app.command()
+def preview(
+    week: Annotated[
+        str | None, typer.Option("--week", help="ISO week such as 2026-W48 (default: this week).")
+    ] = None,
+) -> None:
+    """Render this week's digest in the terminal, as it would be posted; no Slack needed.
+
+    Ingests PRDIGEST_DIGESTS_DIR first when the store is empty.
+    """
+    settings = settings_or_exit()
+    if week is not None:
+        try:
+            week_bounds(week, settings.zone)
+        except ValueError as exc:
+            raise CliError(f"--week: {exc}") from None
+    with open_services(settings) as services:
+        if services.store.count_notes() == 0:
+            report = ingest_paths(services, [settings.digests_dir])
+            for error in report.errors:
+                err.print(f"[red]error[/red] {error}", highlight=False)
+            err.print(f"ingested {settings.digests_dir}: {report.summary()}", highlight=False)
+        digest = preview_digest(services, week, now_utc())
+        out.print(digest_renderable(digest, services.taxonomy))
+
+
+def main() -> None:
+    """Console entry point: turns expected failures into one line and exit status 2."""
+    try:
+        app()
+    except CliError as exc:
+        err.print(f"[red]prdigest:[/red] {exc}", highlight=False)
+        sys.exit(2)

@@ -1,0 +1,141 @@
+"""Settings, read once at start-up from the environment and `.env`."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "PRDIGEST_"
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class SettingsError(ValueError):
+    """A setting has a bad value; the message names the variable."""
+
+
+class Settings(BaseSettings):
+    """Every knob of the bot. Environment variables are `PRDIGEST_<NAME>` unless noted."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    database_url: str = Field(
+        default="sqlite:///prdigest.db",
+        description="SQLAlchemy URL; postgresql+psycopg://user@host/db for PostgreSQL.",
+    )
+    digests_dir: Path = Field(default=Path("digests"), description="Folder of note files.")
+    roles_file: Path | None = Field(
+        default=None, description="TOML file that extends or replaces the role taxonomy."
+    )
+    channel: str | None = Field(default=None, description="Channel ID for the weekly digest.")
+    schedule: str = Field(default="0 9 * * MON", description="Crontab line for the digest.")
+    timezone: str = Field(default="UTC", description="IANA time zone of the schedule.")
+    post_empty: bool = Field(default=False, description="Post a digest even in an empty week.")
+    misfire_grace: timedelta = Field(
+        default=timedelta(hours=24),
+        description="How late a missed digest may still be posted on start (e.g. 24h, 90m).",
+    )
+    port: int = Field(default=3000, ge=1, le=65535, description="HTTP port of `serve`.")
+    slack_api_url: str = Field(
+        default="https://slack.com/api/", description="Base URL of the Slack Web API."
+    )
+    page_size: int = Field(default=5, ge=1, le=20, description="Notes per /prdigest page.")
+    log_level: str = Field(default="INFO", description="Python logging level.")
+    slack_bot_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SLACK_BOT_TOKEN", "PRDIGEST_SLACK_BOT_TOKEN"),
+        description="Bot token (xoxb-...). Env: SLACK_BOT_TOKEN.",
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "PRDIGEST_SLACK_SIGNING_SECRET"),
+        description="Signing secret for HTTP mode. Env: SLACK_SIGNING_SECRET.",
+    )
+    slack_app_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SLACK_APP_TOKEN", "PRDIGEST_SLACK_APP_TOKEN"),
+        description="App-level token (xapp-...) for Socket Mode. Env: SLACK_APP_TOKEN.",
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA time zone {value!r}") from exc
+        return value
+
+    @field_validator("schedule")
+    @classmethod
+    def _valid_crontab(cls, value: str) -> str:
+        from apscheduler.triggers.cron import CronTrigger
+
+        try:
+            CronTrigger.from_crontab(value, timezone="UTC")
+        except ValueError as exc:
+            raise ValueError(f"not a crontab line ({exc})") from exc
+        return value
+
+    @field_validator("misfire_grace", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            match = _DURATION.match(value)
+            if match:
+                return timedelta(seconds=float(match[1]) * _UNIT_SECONDS[match[2].lower()])
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, value: str) -> str:
+        if not value.startswith(("sqlite", "postgresql")):
+            raise ValueError("only sqlite:/// and postgresql+psycopg:// URLs are supported")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        level = value.upper()
+        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError("expected DEBUG, INFO, WARNING, ERROR or CRITICAL")
+        return level
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+
+def _variable_name(field: str) -> str:
+    info = Settings.model_fields.get(field)
+    alias = info.validation_alias if info else None
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return f"{ENV_PREFIX}{field.upper()}"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read and validate settings; a bad value raises SettingsError naming the variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else "?"
+            got = error.get("input")
+            shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
+            message = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(f"{_variable_name(field)}: {message}{shown}")
+        raise SettingsError("invalid setting: " + "; ".join(problems)) from None

@@ -1,0 +1,154 @@
+"""Plain data shared by every layer: no I/O, no framework imports."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+class Verdict(enum.StrEnum):
+    """How closely a reader should read a note's PR."""
+
+    DEEP = "deep"
+    SKIM = "skim"
+    SKIP = "skip"
+
+    @property
+    def rank(self) -> int:
+        """Sort key: deep reads first."""
+        return _VERDICT_RANK[self]
+
+    @property
+    def badge(self) -> str:
+        return _VERDICT_BADGE[self]
+
+
+_VERDICT_RANK = {Verdict.DEEP: 0, Verdict.SKIM: 1, Verdict.SKIP: 2}
+_VERDICT_BADGE = {Verdict.DEEP: "精读 deep", Verdict.SKIM: "浏览 skim", Verdict.SKIP: "可略过 skip"}
+
+
+@dataclass(frozen=True)
+class Role:
+    """A reader role: who a note is for, and the words that show it."""
+
+    slug: str
+    name_zh: str
+    name_en: str
+    aliases: tuple[str, ...] = ()
+    # Evidence: term -> weight. Title hits count more than paragraph hits.
+    keywords: dict[str, float] = field(default_factory=dict)
+    # Audience phrases ("发布工程", "release engineers") that name this role as a reader.
+    audience: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.name_zh} / {self.name_en}"
+
+
+@dataclass(frozen=True)
+class ParsedNote:
+    """One title/paragraph block as read from a note file."""
+
+    repo: str
+    title: str
+    paragraph: str
+    pr: int | None
+    pr_url: str | None
+    source_file: str
+    line: int
+
+    @property
+    def source(self) -> str:
+        return f"{self.source_file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Classification:
+    """What the classifier says of one note."""
+
+    roles: tuple[str, ...]
+    primary_role: str
+    verdict: Verdict
+    role_verdicts: dict[str, Verdict]
+    excerpt: str
+
+    def verdict_for(self, role: str) -> Verdict:
+        """The verdict for a reader of `role` (audience-specific when the note says so)."""
+        return self.role_verdicts.get(role, self.verdict)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A stored, classified note."""
+
+    id: int
+    repo: str
+    title: str
+    paragraph: str
+    pr: int | None
+    pr_url: str | None
+    roles: tuple[str, ...]
+    primary_role: str
+    verdict: Verdict
+    role_verdicts: dict[str, Verdict]
+    excerpt: str
+    source: str
+    ingested_at: datetime
+    updated_at: datetime
+
+    def verdict_for(self, role: str) -> Verdict:
+        return self.role_verdicts.get(role, self.verdict)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "repo": self.repo,
+            "title": self.title,
+            "roles": list(self.roles),
+            "primary_role": self.primary_role,
+            "verdict": self.verdict.value,
+            "role_verdicts": {k: v.value for k, v in self.role_verdicts.items()},
+            "pr": self.pr,
+            "pr_url": self.pr_url,
+            "excerpt": self.excerpt,
+            "source": self.source,
+            "ingested_at": self.ingested_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class RoleSection:
+    """One role's notes in a digest, best reads first."""
+
+    role: Role
+    notes: tuple[Note, ...]
+
+    def counts(self) -> dict[Verdict, int]:
+        out = dict.fromkeys(Verdict, 0)
+        for note in self.notes:
+            out[note.verdict_for(self.role.slug)] += 1
+        return out
+
+
+@dataclass(frozen=True)
+class Digest:
+    """A week's reading list: each note once, in its primary role's section."""
+
+    week: str  # ISO week label, e.g. "2026-W48"
+    sections: tuple[RoleSection, ...]
+    addition: bool = False  # a follow-up to a digest already posted for this week
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        return tuple(n for s in self.sections for n in s.notes)
+
+    @property
+    def is_empty(self) -> bool:
+        return not any(s.notes for s in self.sections)
+
+    def top_deep_reads(self, limit: int = 5) -> tuple[Note, ...]:
+        deep = [n for s in self.sections for n in s.notes if n.verdict is Verdict.DEEP]
+        deep.sort(key=lambda n: n.ingested_at, reverse=True)
+        return tuple(deep[:limit])

@@ -1,0 +1,95 @@
+"""Query understanding and text tokenisation for search, shared by the CLI and Slack.
+
+CJK text is indexed as overlapping character bigrams so that two-character words such
+as 量化, 缓存 or 视频 match; ASCII words are lower-cased. The store turns the tokens
+into an SQLite FTS5 or a PostgreSQL tsvector query.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from bot.domain import Role
+from bot.taxonomy import Taxonomy
+
+MAX_QUERY_CHARS = 500
+MAX_QUERY_TERMS = 16
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_TOKEN = re.compile(rf"[{_CJK}]+|[a-z0-9]+")
+_IS_CJK = re.compile(rf"[{_CJK}]")
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def tokenize(text: str) -> list[str]:
+    """Index tokens: ASCII words and CJK bigrams (a lone CJK character stays a unigram)."""
+    tokens: list[str] = []
+    for run in _TOKEN.findall(_fold(text)):
+        if _IS_CJK.match(run):
+            if len(run) == 1:
+                tokens.append(run)
+            else:
+                tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+        else:
+            tokens.append(run)
+    return tokens
+
+
+def index_text(text: str) -> str:
+    """Space-joined tokens, the form stored for full-text search."""
+    return " ".join(tokenize(text))
+
+
+@dataclass(frozen=True)
+class QueryTerm:
+    """One word of a query: all of its tokens must appear (a phrase of bigrams)."""
+
+    tokens: tuple[str, ...]
+    prefix: bool  # the last token may be a prefix (e.g. "quant" finds "quantization")
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed `/prdigest` or `prdigest lookup` query."""
+
+    text: str
+    role: Role | None
+    terms: tuple[QueryTerm, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        return self.role is None and not self.terms
+
+
+class QueryError(ValueError):
+    """A query that cannot be run (too long, nothing searchable)."""
+
+
+def parse_query(text: str, taxonomy: Taxonomy) -> Query:
+    """A role slug or alias selects that role; anything else is free text."""
+    text = " ".join(text.split())
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(f"query is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
+    role = taxonomy.resolve(text) if text else None
+    if role is not None:
+        return Query(text=text, role=role, terms=())
+    terms: list[QueryTerm] = []
+    seen: set[tuple[str, ...]] = set()
+    for word in text.split():
+        for run in _TOKEN.findall(_fold(word)):
+            if _IS_CJK.match(run):
+                if len(run) == 1:
+                    term = QueryTerm((run,), prefix=True)
+                else:
+                    term = QueryTerm(tuple(run[i : i + 2] for i in range(len(run) - 1)), False)
+            else:
+                term = QueryTerm((run,), prefix=len(run) >= 3)
+            if term.tokens not in seen:
+                seen.add(term.tokens)
+                terms.append(term)
+    return Query(text=text, role=None, terms=tuple(terms[:MAX_QUERY_TERMS]))

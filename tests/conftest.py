@@ -1,0 +1,91 @@
+"""Shared fixtures: a fresh store on SQLite and on PostgreSQL, settings without secrets."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from bot.config import Settings, load_settings
+from bot.services import Services
+from bot.store import Store
+from bot.taxonomy import load_taxonomy
+
+PG_ADMIN_URL = os.environ.get(
+    "PRDIGEST_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+SLACK_ENV = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN")
+
+
+@pytest.fixture(autouse=True)
+def _no_real_secrets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Tests never see real tokens or a developer's .env."""
+    for name in list(os.environ):
+        if name.startswith("PRDIGEST_") and name != "PRDIGEST_TEST_PG_URL" or name in SLACK_ENV:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A PostgreSQL database made for this test run and dropped after it."""
+    name = f"prdigest_test_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = sa.engine.make_url(PG_ADMIN_URL).set(database=name).render_as_string(False)
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def _truncate_all(store: Store) -> None:
+    with store.engine.begin() as conn:
+        names = [
+            t
+            for t in sa.inspect(conn).get_table_names()
+            if t != "alembic_version"
+        ]
+        if names:
+            quoted = ", ".join(f'"{n}"' for n in names)
+            conn.execute(sa.text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'prdigest.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    store = Store.open(url)
+    _truncate_all(store)
+    store.close()
+    return url
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    opened = Store.open(db_url)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    digests = tmp_path / "digests"
+    digests.mkdir(exist_ok=True)
+    return load_settings(database_url=db_url, digests_dir=digests)
+
+
+@pytest.fixture
+def services(settings: Settings) -> Iterator[Services]:
+    built = Services(settings=settings, store=Store.open(settings.database_url),
+                     taxonomy=load_taxonomy(None))
+    yield built
+    built.close()

@@ -1,0 +1,12 @@
+"""Paths of the fixture files shared by several test modules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def seed_files() -> list[Path]:
+    """The four sample note files (32 notes) that also ship in `digests/`."""
+    return sorted(FIXTURES.glob("0*.txt"))
