@@ -1,0 +1,158 @@
+"""Block Kit building blocks shared by `/prdigest` replies, App Home and the weekly digest.
+
+Functions return plain dicts; nothing here talks to Slack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bot.domain import Note, Verdict
+from bot.taxonomy import Taxonomy
+
+Block = dict[str, Any]
+
+# Slack's documented limits, with a margin where Slack's own figure is approximate.
+MAX_MESSAGE_BLOCKS = 50
+MAX_HOME_BLOCKS = 100
+MAX_SECTION_TEXT = 3000
+MAX_HEADER_TEXT = 150
+MAX_CONTEXT_ELEMENTS = 10
+MAX_BUTTON_TEXT = 75
+MAX_MESSAGE_TEXT_CHARS = 9000  # total text per message; Slack refuses around 10-12k
+MAX_TITLE_CHARS = 300
+
+SUBSCRIBE_ACTION_ID = "prdigest_subscribe"  # button value: a role slug
+UNSUBSCRIBE_ACTION_ID = "prdigest_unsubscribe"
+MORE_ACTION_ID = "prdigest_more"
+
+VERDICT_EMOJI = {
+    Verdict.DEEP: ":large_green_circle:",
+    Verdict.SKIM: ":large_yellow_circle:",
+    Verdict.SKIP: ":white_circle:",
+}
+
+
+def escape(text: str) -> str:
+    """Escape the three characters Slack's mrkdwn treats as control characters."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def verdict_badge(verdict: Verdict) -> str:
+    return f"{VERDICT_EMOJI[verdict]} *{verdict.badge}*"
+
+
+def note_mrkdwn(note: Note, role: str | None, taxonomy: Taxonomy) -> str:
+    """Title (linked to the PR when known), verdict badge, roles and the for-whom line."""
+    title = escape(clip(note.title, MAX_TITLE_CHARS))
+    heading = f"*<{note.pr_url}|{title}>*  #{note.pr}" if note.pr_url else f"*{title}*"
+    verdict = note.verdict_for(role) if role else note.verdict
+    names = []
+    for slug in note.roles:
+        try:
+            names.append(taxonomy.get(slug).name_zh)
+        except KeyError:
+            names.append(slug)
+    lines = [heading, f"{verdict_badge(verdict)} · {escape(' · '.join(names))}"]
+    if note.excerpt:
+        lines.append(f"> {escape(clip(note.excerpt, 400))}")
+    return clip("\n".join(lines), MAX_SECTION_TEXT)
+
+
+def note_block(note: Note, role: str | None, taxonomy: Taxonomy) -> Block:
+    return {
+        "type": "section",
+        "block_id": f"note-{note.id}",
+        "text": {"type": "mrkdwn", "text": note_mrkdwn(note, role, taxonomy)},
+    }
+
+
+def note_plain_text(note: Note, role: str | None) -> str:
+    """The notification/fallback line for a note."""
+    verdict = note.verdict_for(role) if role else note.verdict
+    link = f" {note.pr_url}" if note.pr_url else ""
+    return f"[{verdict.value}] {note.title}{link}"
+
+
+def header_block(text: str) -> Block:
+    return {"type": "header", "text": {"type": "plain_text", "text": clip(text, MAX_HEADER_TEXT)}}
+
+
+def context_block(*texts: str) -> Block:
+    elements = [{"type": "mrkdwn", "text": clip(t, MAX_SECTION_TEXT)} for t in texts]
+    return {"type": "context", "elements": elements[:MAX_CONTEXT_ELEMENTS]}
+
+
+def section_block(text: str, block_id: str | None = None) -> Block:
+    block: Block = {
+        "type": "section",
+        "text": {"type": "mrkdwn", "text": clip(text, MAX_SECTION_TEXT)},
+    }
+    if block_id:
+        block["block_id"] = block_id
+    return block
+
+
+def button(text: str, action_id: str, value: str, style: str | None = None) -> dict[str, Any]:
+    element: dict[str, Any] = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": clip(text, MAX_BUTTON_TEXT)},
+        "action_id": action_id,
+        "value": value,
+    }
+    if style:
+        element["style"] = style
+    return element
+
+
+def block_text_size(block: Block) -> int:
+    """Characters of text a block carries (what Slack's total-size check counts)."""
+    size = 0
+    stack: list[Any] = [block]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key == "text" and isinstance(value, str):
+                    size += len(value)
+                else:
+                    stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return size
+
+
+def pack_groups(
+    groups: Sequence[Sequence[Block]],
+    max_blocks: int = MAX_MESSAGE_BLOCKS,
+    max_chars: int = MAX_MESSAGE_TEXT_CHARS,
+    reserve_blocks: int = 0,
+    reserve_chars: int = 0,
+) -> list[list[Block]]:
+    """Split groups of blocks (one group per note) over messages within Block Kit limits.
+
+    A group is never split; every group lands in exactly one message, in order.
+    `reserve_*` keep room in each message for blocks the caller adds (header, buttons).
+    """
+    block_room = max_blocks - reserve_blocks
+    char_room = max_chars - reserve_chars
+    messages: list[list[Block]] = []
+    current: list[Block] = []
+    chars = 0
+    for group in groups:
+        size = sum(block_text_size(b) for b in group)
+        if len(group) > block_room or size > char_room:
+            raise ValueError("a single note does not fit in one message")
+        if current and (len(current) + len(group) > block_room or chars + size > char_room):
+            messages.append(current)
+            current, chars = [], 0
+        current.extend(group)
+        chars += size
+    if current:
+        messages.append(current)
+    return messages
