@@ -78,6 +78,12 @@ def parse_query(text: str, taxonomy: Taxonomy) -> Query:
     role = taxonomy.resolve(text) if text else None
     if role is not None:
         return Query(text=text, role=role, terms=())
+    return text_query(text)
+
+
+def text_query(text: str) -> Query:
+    """A free-text query, even when the words happen to name a role."""
+    text = " ".join(text.split())
     terms: list[QueryTerm] = []
     seen: set[tuple[str, ...]] = set()
     for word in text.split():

@@ -9,12 +9,10 @@ import pytest
 import sqlalchemy as sa
 
 from bot.domain import Classification, ParsedNote, Verdict
-from bot.search import parse_query
+from bot.search import text_query
 from bot.store import Store, StoreError
-from bot.taxonomy import load_taxonomy
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
-TAXONOMY = load_taxonomy(None)
 
 
 def parsed(title: str, paragraph: str = "值得精读。", line: int = 3, pr: int | None = None) -> ParsedNote:
@@ -95,7 +93,7 @@ def test_role_notes_order_by_that_roles_verdict_then_newest(store: Store) -> Non
 
 
 def _search(store: Store, text: str) -> list[str]:
-    return [n.title for n in store.search(parse_query(text, TAXONOMY), limit=20).notes]
+    return [n.title for n in store.search(text_query(text), limit=20).notes]
 
 
 def test_search_matches_two_character_cjk_words_and_ascii_any_case(store: Store) -> None:

@@ -209,12 +209,15 @@ class Store:
 
     def get_notes(self, ids: Iterable[int]) -> list[Note]:
         """Notes by id, in the order given (missing ids are left out)."""
-        wanted = list(ids)
-        found: dict[int, Note] = {}
         with self.engine.connect() as conn:
-            for chunk in _chunks(wanted):
-                for row in conn.execute(sa.select(*_NOTE_COLUMNS).where(notes.c.id.in_(chunk))):
-                    found[row.id] = _row_to_note(row)
+            return self._notes_by_id(conn, list(ids))
+
+    @staticmethod
+    def _notes_by_id(conn: Connection, wanted: list[int]) -> list[Note]:
+        found: dict[int, Note] = {}
+        for chunk in _chunks(wanted):
+            for row in conn.execute(sa.select(*_NOTE_COLUMNS).where(notes.c.id.in_(chunk))):
+                found[row.id] = _row_to_note(row)
         return [found[i] for i in wanted if i in found]
 
     def list_notes(
@@ -275,7 +278,7 @@ class Store:
         if self.dialect == "sqlite":
             match = f" {op} ".join(_fts5_term(t) for t in terms)
             sql = (
-                "SELECT n.* FROM notes_fts JOIN notes AS n ON n.id = notes_fts.rowid "
+                "SELECT n.id FROM notes_fts JOIN notes AS n ON n.id = notes_fts.rowid "
                 "WHERE notes_fts MATCH :q "
                 "ORDER BY bm25(notes_fts, 4.0, 1.0), n.verdict_rank, n.id DESC "
                 "LIMIT :limit OFFSET :offset"
@@ -288,16 +291,16 @@ class Store:
                 "setweight(to_tsvector('simple', search_body), 'B'))"
             )
             sql = (
-                f"SELECT n.* FROM notes AS n, to_tsquery('simple', :q) AS q "
+                f"SELECT n.id FROM notes AS n, to_tsquery('simple', :q) AS q "
                 f"WHERE {vector} @@ q "
                 f"ORDER BY ts_rank({vector}, q) DESC, n.verdict_rank, n.id DESC "
                 "LIMIT :limit OFFSET :offset"
             )
             count = f"SELECT count(*) FROM notes WHERE {vector} @@ to_tsquery('simple', :q)"
         params = {"q": match, "limit": limit, "offset": offset}
-        rows = [_row_to_note(row) for row in conn.execute(sa.text(sql), params)]
+        ids = list(conn.execute(sa.text(sql), params).scalars())
         total = int(conn.execute(sa.text(count), {"q": match}).scalar_one())
-        return Page(rows, total)
+        return Page(self._notes_by_id(conn, ids), total)
 
     # -- subscriptions ---------------------------------------------------------------
 
