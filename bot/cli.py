@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
+from typer.core import TyperGroup
 
 from bot.config import Settings, SettingsError, load_settings
 from bot.digest import now_utc, week_bounds
@@ -25,19 +26,33 @@ from bot.services import Services, ingest_paths, lookup, preview_digest
 from bot.store import StoreError
 from bot.taxonomy import TaxonomyError
 
-app = typer.Typer(
-    help="prdigest: weekly, role-specific reading lists of vLLM pull-request notes.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-out = Console(soft_wrap=False)
-err = Console(stderr=True)
+out = Console()
+err = Console(stderr=True, soft_wrap=True)
 PROGRESS_MIN_FILES = 10
 
 
 class CliError(Exception):
     """A problem worth one line on stderr and a non-zero exit, not a traceback."""
+
+
+class _Group(TyperGroup):
+    """Turns a CliError from any command into one line on stderr and exit status 2."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CliError as exc:
+            err.print(f"[red]prdigest:[/red] {exc}", highlight=False)
+            raise typer.Exit(2) from None
+
+
+app = typer.Typer(
+    cls=_Group,
+    help="prdigest: weekly, role-specific reading lists of vLLM pull-request notes.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 
 
 def settings_or_exit() -> Settings:
@@ -86,14 +101,12 @@ def ingest(
         if len(files) >= PROGRESS_MIN_FILES:
             with Progress(console=err, transient=True) as progress:
                 task = progress.add_task("ingesting", total=len(files))
-                report = ingest_paths(
-                    services, targets, on_file=lambda _p: progress.advance(task)
-                )
+                report = ingest_paths(services, targets, on_file=lambda _p: progress.advance(task))
         else:
             report = ingest_paths(services, targets)
     for error in report.errors:
         err.print(f"[red]error[/red] {error}", highlight=False)
-    out.print(report.summary(), highlight=False)
+    out.print(report.summary(), highlight=False, soft_wrap=True)
     if report.errors:
         raise typer.Exit(1)
 
@@ -129,7 +142,9 @@ def notes(
             found = services.taxonomy.resolve(role)
             if found is None:
                 hints = ", ".join(r.slug for r in services.taxonomy.suggest(role))
-                raise CliError(f"unknown role {role!r}; did you mean: {hints or 'see prdigest roles'}")
+                raise CliError(
+                    f"unknown role {role!r}; did you mean: {hints or 'see prdigest roles'}"
+                )
             slug = found.slug
         listed = services.store.list_notes(role=slug, since=since_at)
         if as_json:
@@ -203,9 +218,5 @@ def preview(
 
 
 def main() -> None:
-    """Console entry point: turns expected failures into one line and exit status 2."""
-    try:
-        app()
-    except CliError as exc:
-        err.print(f"[red]prdigest:[/red] {exc}", highlight=False)
-        sys.exit(2)
+    """Console entry point."""
+    app()

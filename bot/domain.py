@@ -105,6 +105,7 @@ class Note:
             "id": self.id,
             "repo": self.repo,
             "title": self.title,
+            "paragraph": self.paragraph,
             "roles": list(self.roles),
             "primary_role": self.primary_role,
             "verdict": self.verdict.value,

@@ -54,9 +54,7 @@ def decode_note_bytes(data: bytes, source_file: str) -> str:
             text = data.decode("gb18030")
         except UnicodeDecodeError:
             line = data[: utf8_error.start].count(b"\n") + 1
-            raise NoteFileError(
-                source_file, line, "not text: neither UTF-8 nor GB18030"
-            ) from None
+            raise NoteFileError(source_file, line, "not text: neither UTF-8 nor GB18030") from None
         log.info("%s: not UTF-8, decoded as GB18030", source_file)
     bad = _CONTROL.search(text)
     if bad:

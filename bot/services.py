@@ -79,9 +79,11 @@ def ingest_paths(
             result = services.store.save_file(items, now=now)
         except NoteFileError as exc:
             report.errors.append(exc)
-            log.warning("skipped %s", exc)
+            log.info("skipped %s", exc)
         except sa.exc.SQLAlchemyError as exc:
-            report.errors.append(NoteFileError(str(path), 0, f"not saved: {exc.__class__.__name__}"))
+            report.errors.append(
+                NoteFileError(str(path), 0, f"not saved: {exc.__class__.__name__}")
+            )
             log.exception("could not save %s", path)
         else:
             report.new += result.new

@@ -25,7 +25,7 @@ SLACK_ENV = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN")
 def _no_real_secrets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Tests never see real tokens or a developer's .env."""
     for name in list(os.environ):
-        if name.startswith("PRDIGEST_") and name != "PRDIGEST_TEST_PG_URL" or name in SLACK_ENV:
+        if (name.startswith("PRDIGEST_") and name != "PRDIGEST_TEST_PG_URL") or name in SLACK_ENV:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
 
@@ -48,11 +48,7 @@ def pg_url() -> Iterator[str]:
 
 def _truncate_all(store: Store) -> None:
     with store.engine.begin() as conn:
-        names = [
-            t
-            for t in sa.inspect(conn).get_table_names()
-            if t != "alembic_version"
-        ]
+        names = [t for t in sa.inspect(conn).get_table_names() if t != "alembic_version"]
         if names:
             quoted = ", ".join(f'"{n}"' for n in names)
             conn.execute(sa.text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
@@ -85,7 +81,8 @@ def settings(db_url: str, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def services(settings: Settings) -> Iterator[Services]:
-    built = Services(settings=settings, store=Store.open(settings.database_url),
-                     taxonomy=load_taxonomy(None))
+    built = Services(
+        settings=settings, store=Store.open(settings.database_url), taxonomy=load_taxonomy(None)
+    )
     yield built
     built.close()

@@ -1,4 +1,4 @@
-"""The SQL store on SQLite and PostgreSQL: identity, updates, atomic files, search, subscriptions."""
+"""The SQL store on SQLite and PostgreSQL: identity, updates, atomic files, search."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from bot.store import Store, StoreError
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
-def parsed(title: str, paragraph: str = "值得精读。", line: int = 3, pr: int | None = None) -> ParsedNote:
+def parsed(
+    title: str, paragraph: str = "值得精读。", line: int = 3, pr: int | None = None
+) -> ParsedNote:
     return ParsedNote(
         repo="vllm-project/vllm",
         title=title,
@@ -49,7 +51,9 @@ def test_reingest_is_a_no_op_and_a_changed_paragraph_updates_in_place(store: Sto
     before = {n.title: n for n in store.list_notes()}
 
     later = T0 + timedelta(days=1)
-    revised = store.save_file([(parsed(" a ", "已修订，快速浏览即可。"), labelled(verdict=Verdict.SKIM))], now=later)
+    revised = store.save_file(
+        [(parsed(" a ", "已修订，快速浏览即可。"), labelled(verdict=Verdict.SKIM))], now=later
+    )
     assert (revised.new, revised.updated) == (0, 1)
     after = {n.id: n for n in store.list_notes()}
     note = after[before["A"].id]
@@ -81,7 +85,9 @@ def test_role_notes_order_by_that_roles_verdict_then_newest(store: Store) -> Non
         [(parsed("infra split"), labelled(("release-infra", "kernels"), Verdict.DEEP, split))],
         now=T0 + timedelta(2),
     )
-    store.save_file([(parsed("new deep"), labelled(("kernels",), Verdict.DEEP))], now=T0 + timedelta(3))
+    store.save_file(
+        [(parsed("new deep"), labelled(("kernels",), Verdict.DEEP))], now=T0 + timedelta(3)
+    )
     page = store.role_notes("kernels", limit=10)
     assert [n.title for n in page.notes] == ["new deep", "old deep", "skim", "infra split"]
     assert page.total == 4
@@ -123,15 +129,22 @@ def test_search_matches_two_character_cjk_words_and_ascii_any_case(store: Store)
 
 def test_search_ranks_title_hits_then_verdict_then_newest(store: Store) -> None:
     body = "A note that mentions scheduler once."
-    store.save_file([(parsed("Scheduler rewrite", "Unrelated words."), labelled(verdict=Verdict.SKIP))], now=T0)
+    store.save_file(
+        [(parsed("Scheduler rewrite", "Unrelated words."), labelled(verdict=Verdict.SKIP))], now=T0
+    )
     store.save_file([(parsed("skim one", body), labelled(verdict=Verdict.SKIM))], now=T0)
     store.save_file([(parsed("deep old", body), labelled(verdict=Verdict.DEEP))], now=T0)
-    store.save_file([(parsed("deep new", body), labelled(verdict=Verdict.DEEP))], now=T0 + timedelta(1))
+    store.save_file(
+        [(parsed("deep new", body), labelled(verdict=Verdict.DEEP))], now=T0 + timedelta(1)
+    )
     assert _search(store, "scheduler") == ["Scheduler rewrite", "deep new", "deep old", "skim one"]
 
 
 def test_subscriptions_are_idempotent_per_team_and_user(store: Store) -> None:
-    assert store.subscribe("T1", "U1", ["moe-quant", "kv-cache", "moe-quant"]) == ["moe-quant", "kv-cache"]
+    assert store.subscribe("T1", "U1", ["moe-quant", "kv-cache", "moe-quant"]) == [
+        "moe-quant",
+        "kv-cache",
+    ]
     assert store.subscribe("T1", "U1", ["moe-quant"]) == []
     assert store.subscribe("T2", "U1", ["hardware"]) == ["hardware"]
     assert store.subscriptions_of("T1", "U1") == ["moe-quant", "kv-cache"]
@@ -142,7 +155,9 @@ def test_subscriptions_are_idempotent_per_team_and_user(store: Store) -> None:
 
 
 def test_notes_keep_pr_source_and_json_fields(store: Store) -> None:
-    store.save_file([(replace(parsed("With PR", pr=42), line=7), labelled(("moe-quant", "kernels")))], now=T0)
+    store.save_file(
+        [(replace(parsed("With PR", pr=42), line=7), labelled(("moe-quant", "kernels")))], now=T0
+    )
     (note,) = store.list_notes(role="kernels")
     data = note.as_json()
     assert data["pr"] == 42 and data["source"] == "digests/a.txt:7"

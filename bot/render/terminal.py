@@ -12,8 +12,11 @@ from rich.text import Text
 from bot.domain import Digest, Note, Verdict
 from bot.taxonomy import Taxonomy
 
-VERDICT_STYLE = {Verdict.DEEP: "bold white on green", Verdict.SKIM: "black on yellow",
-                 Verdict.SKIP: "white on grey39"}
+VERDICT_STYLE = {
+    Verdict.DEEP: "bold white on green",
+    Verdict.SKIM: "black on yellow",
+    Verdict.SKIP: "white on grey39",
+}
 
 
 def badge(verdict: Verdict) -> Text:

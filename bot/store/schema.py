@@ -36,9 +36,7 @@ notes = sa.Table(
 note_roles = sa.Table(
     "note_roles",
     metadata,
-    sa.Column(
-        "note_id", BigId, sa.ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True
-    ),
+    sa.Column("note_id", BigId, sa.ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("role", sa.String(64), primary_key=True),
     sa.Column("verdict_rank", sa.SmallInteger, nullable=False),
     sa.Index("ix_note_roles_role_rank", "role", "verdict_rank", "note_id"),
@@ -51,4 +49,71 @@ subscriptions = sa.Table(
     sa.Column("user_id", sa.String(32), primary_key=True),
     sa.Column("role", sa.String(64), primary_key=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+# -- weekly digest delivery ledger (migration 0002) ------------------------------------
+
+digest_runs = sa.Table(
+    "digest_runs",
+    metadata,
+    sa.Column("id", BigId, primary_key=True, autoincrement=True),
+    sa.Column("run_key", sa.String(32), nullable=False, unique=True),
+    sa.Column("channel", sa.String(32), nullable=False),
+    sa.Column("week", sa.String(10), nullable=False),
+    sa.Column("slot", sa.String(40), nullable=True),
+    sa.Column("addition", sa.Boolean, nullable=False),
+    sa.Column("status", sa.String(10), nullable=False),
+    # Equals `channel` while the run is unfinished, NULL after: at most one open run per channel.
+    sa.Column("open_channel", sa.String(32), nullable=True, unique=True),
+    sa.Column("claimed_by", sa.String(200), nullable=True),
+    sa.Column("claimed_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("heartbeat", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("dm_planned", sa.Boolean, nullable=False),
+    sa.Column("note_count", sa.Integer, nullable=False),
+    sa.Column("last_error", sa.Text, nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
+    sa.UniqueConstraint("channel", "slot", name="uq_digest_runs_channel_slot"),
+    sa.Index("ix_digest_runs_channel_week", "channel", "week"),
+)
+
+digest_run_notes = sa.Table(
+    "digest_run_notes",
+    metadata,
+    sa.Column(
+        "run_id", BigId, sa.ForeignKey("digest_runs.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("note_id", BigId, sa.ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("channel", sa.String(32), nullable=False),
+    sa.Column("role", sa.String(64), nullable=False),
+    sa.UniqueConstraint("channel", "note_id", name="uq_digest_run_notes_channel_note"),
+)
+
+delivered_messages = sa.Table(
+    "delivered_messages",
+    metadata,
+    sa.Column(
+        "run_id", BigId, sa.ForeignKey("digest_runs.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("part", sa.String(120), primary_key=True),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(8), nullable=False),
+    sa.Column("channel", sa.String(32), nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("ts", sa.String(32), nullable=True),
+    sa.Column("thread_ts", sa.String(32), nullable=True),
+    sa.Column("posted_channel", sa.String(32), nullable=True),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("posted_at", sa.DateTime(timezone=True), nullable=True),
+)
+
+dm_deliveries = sa.Table(
+    "dm_deliveries",
+    metadata,
+    sa.Column("team_id", sa.String(32), primary_key=True),
+    sa.Column("user_id", sa.String(32), primary_key=True),
+    sa.Column("note_id", BigId, sa.ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("run_id", BigId, sa.ForeignKey("digest_runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("part", sa.String(120), nullable=False),
 )

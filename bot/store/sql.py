@@ -171,12 +171,12 @@ class Store:
         existing: dict[str, tuple[int, str]] = {}
         keys = list(by_key)
         for chunk in _chunks(keys):
-            for row in conn.execute(
+            for found in conn.execute(
                 sa.select(notes.c.id, notes.c.key, notes.c.content_hash).where(
                     notes.c.key.in_(chunk)
                 )
             ):
-                existing[row.key] = (row.id, row.content_hash)
+                existing[found.key] = (found.id, found.content_hash)
         fresh: list[dict[str, Any]] = []
         changed: list[tuple[int, dict[str, Any]]] = []
         unchanged = duplicates
@@ -196,7 +196,7 @@ class Store:
             for note_id, row in zip(inserted, fresh, strict=True):
                 role_rows.extend(_role_rows(note_id, row))
         for note_id, row in changed:
-            conn.execute(notes.update().where(notes.c.id == note_id).values(**row))
+            conn.execute(notes.update().where(notes.c.id == note_id).values(row))
             conn.execute(note_roles.delete().where(note_roles.c.note_id == note_id))
             role_rows.extend(_role_rows(note_id, row))
         if role_rows:

@@ -1,0 +1,564 @@
+"""The delivery ledger: which notes went to which channel, and every Slack message sent.
+
+A digest run is claimed atomically: `digest_runs.open_channel` is unique, so a channel has at
+most one unfinished run, and `digest_run_notes` is unique per (channel, note), so no note is
+ever planned twice for one channel. The first statement of a claim is an INSERT, so on SQLite
+the claim holds the database write lock from its first step; on PostgreSQL a concurrent claim
+waits on the unique index until the first one commits or rolls back.
+
+A run's messages (`delivered_messages`) are planned, rendered and stored when the run is
+claimed; a message's `ts` is recorded right after Slack accepts it. A resumed run therefore
+posts exactly the parts that are still missing.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from bot.store.schema import (
+    delivered_messages,
+    digest_run_notes,
+    digest_runs,
+    dm_deliveries,
+    notes,
+)
+
+OPEN = "open"
+DONE = "done"
+EMPTY = "empty"  # a scheduled slot that found nothing to post
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def process_identity() -> str:
+    """`host:pid:random` — lets a run on the same host tell whether its claimant died."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def claimant_is_dead(claimed_by: str) -> bool:
+    """True when the claimant ran on this host and its process no longer exists."""
+    host, _, rest = claimed_by.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@dataclass(frozen=True)
+class PlannedPart:
+    """One Slack message of a run, rendered before anything is posted."""
+
+    part: str  # "parent", "role:moe-quant:2", "dm:T:U:1"
+    kind: str  # "parent", "thread" or "dm"
+    channel: str  # channel ID, or a user ID for a DM
+    payload: dict[str, Any]  # {"text": ..., "blocks": [...]}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a new run will post: its notes (note id -> thread role) and its messages."""
+
+    note_roles: dict[int, str]
+    parts: list[PlannedPart]
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    run_key: str
+    channel: str
+    week: str
+    slot: str | None
+    addition: bool
+    status: str
+    claimed_by: str | None
+    heartbeat: datetime | None
+    attempts: int
+    dm_planned: bool
+    note_count: int
+    created_at: datetime
+
+    @property
+    def resumed(self) -> bool:
+        return self.attempts > 1
+
+
+@dataclass(frozen=True)
+class Part:
+    run_id: int
+    part: str
+    seq: int
+    kind: str
+    channel: str
+    payload: dict[str, Any]
+    ts: str | None
+    thread_ts: str | None
+    posted_channel: str | None
+    error: str | None
+
+    @property
+    def settled(self) -> bool:
+        return self.ts is not None or self.error is not None
+
+
+@dataclass
+class Claim:
+    """The outcome of `claim_run`: a run to deliver, or why there is none."""
+
+    outcome: str  # "new", "resume", "nothing", "busy", "slot_done"
+    run: Run | None = None
+    holder: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _run(row: Any) -> Run:
+    return Run(
+        id=row.id,
+        run_key=row.run_key,
+        channel=row.channel,
+        week=row.week,
+        slot=row.slot,
+        addition=bool(row.addition),
+        status=row.status,
+        claimed_by=row.claimed_by,
+        heartbeat=_aware(row.heartbeat),
+        attempts=row.attempts,
+        dm_planned=bool(row.dm_planned),
+        note_count=row.note_count,
+        created_at=_aware(row.created_at) or utcnow(),
+    )
+
+
+def _part(row: Any) -> Part:
+    return Part(
+        run_id=row.run_id,
+        part=row.part,
+        seq=row.seq,
+        kind=row.kind,
+        channel=row.channel,
+        payload=dict(row.payload),
+        ts=row.ts,
+        thread_ts=row.thread_ts,
+        posted_channel=row.posted_channel,
+        error=row.error,
+    )
+
+
+Planner = Callable[[list[int], bool], Plan | None]
+
+
+class _NothingToPost(Exception):
+    """Rolls back a claim that found nothing to post."""
+
+
+class LostClaimError(RuntimeError):
+    """Another process took this run over (our heartbeat went stale); stop posting."""
+
+
+class Ledger:
+    """The delivery ledger on the store's engine (SQLite or PostgreSQL)."""
+
+    def __init__(self, engine: Engine, stale_after: timedelta = timedelta(minutes=10)) -> None:
+        self.engine = engine
+        self.stale_after = stale_after
+
+    # -- reading ------------------------------------------------------------------------
+
+    @staticmethod
+    def _unposted_ids(conn: Connection, channel: str | None) -> list[int]:
+        posted = sa.select(digest_run_notes.c.note_id)
+        if channel is not None:
+            posted = posted.where(digest_run_notes.c.channel == channel)
+        stmt = sa.select(notes.c.id).where(notes.c.id.not_in(posted)).order_by(notes.c.id)
+        return list(conn.execute(stmt).scalars())
+
+    def unposted_note_ids(self, channel: str | None) -> list[int]:
+        """Notes never planned for `channel` (for any channel when None), oldest first."""
+        with self.engine.connect() as conn:
+            return self._unposted_ids(conn, channel)
+
+    @staticmethod
+    def _week_posted(conn: Connection, channel: str | None, week: str) -> bool:
+        stmt = (
+            sa.select(sa.func.count())
+            .select_from(digest_runs)
+            .where(digest_runs.c.week == week, digest_runs.c.status != EMPTY)
+        )
+        if channel is not None:
+            stmt = stmt.where(digest_runs.c.channel == channel)
+        return int(conn.execute(stmt).scalar_one()) > 0
+
+    def week_posted(self, channel: str | None, week: str) -> bool:
+        """Whether a digest (not an empty slot) was already made for this week."""
+        with self.engine.connect() as conn:
+            return self._week_posted(conn, channel, week)
+
+    def get_run(self, run_id: int) -> Run:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(digest_runs).where(digest_runs.c.id == run_id)).one()
+        return _run(row)
+
+    def runs(self, channel: str | None = None) -> list[Run]:
+        stmt = sa.select(digest_runs).order_by(digest_runs.c.id)
+        if channel is not None:
+            stmt = stmt.where(digest_runs.c.channel == channel)
+        with self.engine.connect() as conn:
+            return [_run(row) for row in conn.execute(stmt)]
+
+    def slot_run(self, channel: str, slot: str) -> Run | None:
+        stmt = sa.select(digest_runs).where(
+            digest_runs.c.channel == channel, digest_runs.c.slot == slot
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(stmt).first()
+        return _run(row) if row is not None else None
+
+    def parts(self, run_id: int) -> list[Part]:
+        stmt = (
+            sa.select(delivered_messages)
+            .where(delivered_messages.c.run_id == run_id)
+            .order_by(delivered_messages.c.seq)
+        )
+        with self.engine.connect() as conn:
+            return [_part(row) for row in conn.execute(stmt)]
+
+    def run_notes(self, run_id: int) -> dict[int, str]:
+        """note id -> the role thread it was posted in."""
+        stmt = sa.select(digest_run_notes.c.note_id, digest_run_notes.c.role).where(
+            digest_run_notes.c.run_id == run_id
+        )
+        with self.engine.connect() as conn:
+            return {row.note_id: row.role for row in conn.execute(stmt)}
+
+    def dm_sent_notes(self, team_id: str, user_id: str) -> set[int]:
+        stmt = sa.select(dm_deliveries.c.note_id).where(
+            dm_deliveries.c.team_id == team_id, dm_deliveries.c.user_id == user_id
+        )
+        with self.engine.connect() as conn:
+            return set(conn.execute(stmt).scalars())
+
+    # -- claiming -----------------------------------------------------------------------
+
+    def claim_run(
+        self,
+        *,
+        channel: str,
+        week: str,
+        slot: str | None,
+        owner: str,
+        plan: Planner,
+        now: datetime | None = None,
+    ) -> Claim:
+        """Resume a crashed run of `channel`, or start a new one with every unposted note.
+
+        `plan(note_ids, addition)` renders the new run's messages inside the claim, so the
+        run's note set and messages are fixed before anything is posted. It returns None when
+        there is nothing to post.
+        """
+        now = now or utcnow()
+        try:
+            return self._claim_new(channel, week, slot, owner, plan, now)
+        except _NothingToPost:
+            return Claim("nothing")
+        except sa.exc.IntegrityError:
+            pass  # another run holds the channel, or this slot already has a run
+        return self._claim_existing(channel, slot, owner, now)
+
+    def _claim_new(
+        self, channel: str, week: str, slot: str | None, owner: str, plan: Planner, now: datetime
+    ) -> Claim:
+        with self.engine.begin() as conn:
+            # The INSERT comes first: it takes the channel's open slot (and the write lock).
+            run_id = conn.execute(
+                digest_runs.insert()
+                .values(
+                    run_key=uuid.uuid4().hex,
+                    channel=channel,
+                    week=week,
+                    slot=slot,
+                    addition=False,
+                    status=OPEN,
+                    open_channel=channel,
+                    claimed_by=owner,
+                    claimed_at=now,
+                    heartbeat=now,
+                    attempts=1,
+                    dm_planned=False,
+                    note_count=0,
+                    created_at=now,
+                )
+                .returning(digest_runs.c.id)
+            ).scalar_one()
+            ids = self._unposted_ids(conn, channel)
+            addition = self._week_posted(conn, channel, week)
+            planned = plan(ids, addition)
+            if planned is None:
+                if slot is None:
+                    raise _NothingToPost
+                # Remember the slot, so catch-up does not try it again.
+                conn.execute(
+                    digest_runs.update()
+                    .where(digest_runs.c.id == run_id)
+                    .values(status=EMPTY, open_channel=None, claimed_by=None, finished_at=now)
+                )
+                return Claim("nothing", details={"slot_recorded": True})
+            if planned.note_roles:
+                conn.execute(
+                    digest_run_notes.insert(),
+                    [
+                        {"run_id": run_id, "note_id": note_id, "channel": channel, "role": role}
+                        for note_id, role in planned.note_roles.items()
+                    ],
+                )
+            self._insert_parts(conn, run_id, planned.parts, start=0)
+            conn.execute(
+                digest_runs.update()
+                .where(digest_runs.c.id == run_id)
+                .values(addition=addition, note_count=len(planned.note_roles))
+            )
+            row = conn.execute(sa.select(digest_runs).where(digest_runs.c.id == run_id)).one()
+        return Claim("new", run=_run(row))
+
+    @staticmethod
+    def _insert_parts(
+        conn: Connection, run_id: int, parts: Sequence[PlannedPart], start: int
+    ) -> None:
+        if not parts:
+            return
+        conn.execute(
+            delivered_messages.insert(),
+            [
+                {
+                    "run_id": run_id,
+                    "part": p.part,
+                    "seq": start + i,
+                    "kind": p.kind,
+                    "channel": p.channel,
+                    "payload": p.payload,
+                }
+                for i, p in enumerate(parts)
+            ],
+        )
+
+    def _claim_existing(self, channel: str, slot: str | None, owner: str, now: datetime) -> Claim:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(digest_runs).where(digest_runs.c.open_channel == channel)
+            ).first()
+            slot_row = None
+            if slot is not None:
+                slot_row = conn.execute(
+                    sa.select(digest_runs).where(
+                        digest_runs.c.channel == channel, digest_runs.c.slot == slot
+                    )
+                ).first()
+        if row is None:
+            if slot_row is not None:
+                return Claim("slot_done", run=_run(slot_row))
+            # The other claim rolled back in between (it had nothing to post).
+            return Claim("busy")
+        run = _run(row)
+        if not self.claimable(run, now):
+            return Claim("busy", run=run, holder=run.claimed_by)
+        if not self._take_over(run, owner, now):
+            return Claim("busy", run=run, holder=run.claimed_by)
+        return Claim("resume", run=self.get_run(run.id))
+
+    def claimable(self, run: Run, now: datetime | None = None) -> bool:
+        """An unfinished run may be taken over when released, stale, or its claimant died."""
+        now = now or utcnow()
+        if run.status != OPEN:
+            return False
+        if run.claimed_by is None or run.heartbeat is None:
+            return True
+        if now - run.heartbeat > self.stale_after:
+            return True
+        return claimant_is_dead(run.claimed_by)
+
+    def _take_over(self, run: Run, owner: str, now: datetime) -> bool:
+        with self.engine.begin() as conn:
+            stmt = digest_runs.update().where(
+                digest_runs.c.id == run.id, digest_runs.c.status == OPEN
+            )
+            if run.claimed_by is None:
+                stmt = stmt.where(digest_runs.c.claimed_by.is_(None))
+            else:
+                stmt = stmt.where(digest_runs.c.claimed_by == run.claimed_by)
+            result = conn.execute(
+                stmt.values(
+                    claimed_by=owner,
+                    claimed_at=now,
+                    heartbeat=now,
+                    attempts=digest_runs.c.attempts + 1,
+                )
+            )
+            return result.rowcount == 1
+
+    def open_runs(self) -> list[Run]:
+        stmt = sa.select(digest_runs).where(digest_runs.c.status == OPEN)
+        with self.engine.connect() as conn:
+            return [_run(row) for row in conn.execute(stmt)]
+
+    def take_over_if_claimable(self, run: Run, owner: str) -> Run | None:
+        now = utcnow()
+        if self.claimable(run, now) and self._take_over(run, owner, now):
+            return self.get_run(run.id)
+        return None
+
+    # -- progress -----------------------------------------------------------------------
+
+    def _owned(self, run_id: int, owner: str) -> Any:
+        return sa.and_(
+            digest_runs.c.id == run_id,
+            digest_runs.c.claimed_by == owner,
+            digest_runs.c.status == OPEN,
+        )
+
+    def record_sent(
+        self,
+        run_id: int,
+        part: str,
+        owner: str,
+        *,
+        ts: str,
+        thread_ts: str | None,
+        posted_channel: str | None,
+    ) -> None:
+        """Record a message Slack accepted (and refresh the claim's heartbeat)."""
+        now = utcnow()
+        with self.engine.begin() as conn:
+            conn.execute(
+                delivered_messages.update()
+                .where(
+                    delivered_messages.c.run_id == run_id,
+                    delivered_messages.c.part == part,
+                    delivered_messages.c.ts.is_(None),
+                )
+                .values(ts=ts, thread_ts=thread_ts, posted_channel=posted_channel, posted_at=now)
+            )
+            beat = conn.execute(
+                digest_runs.update().where(self._owned(run_id, owner)).values(heartbeat=now)
+            )
+            if beat.rowcount != 1:
+                raise LostClaimError(f"digest run {run_id} was taken over by another process")
+
+    def record_undeliverable(self, run_id: int, part: str, error: str) -> None:
+        """A DM Slack refuses for good (user gone): settled, but not marked as sent."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                delivered_messages.update()
+                .where(delivered_messages.c.run_id == run_id, delivered_messages.c.part == part)
+                .values(error=error)
+            )
+
+    def heartbeat(self, run_id: int, owner: str) -> None:
+        with self.engine.begin() as conn:
+            beat = conn.execute(
+                digest_runs.update().where(self._owned(run_id, owner)).values(heartbeat=utcnow())
+            )
+            if beat.rowcount != 1:
+                raise LostClaimError(f"digest run {run_id} was taken over by another process")
+
+    def plan_dms(
+        self,
+        run_id: int,
+        owner: str,
+        plan: Callable[[dict[tuple[str, str], set[int]]], tuple[list[PlannedPart], list[Any]]],
+        subscribers: Iterable[tuple[str, str]],
+    ) -> None:
+        """Fix the run's DMs once: which notes each subscriber gets, and the messages.
+
+        `plan(already_sent)` gets each subscriber's notes sent before and returns the DM
+        messages plus (team, user, note_id, part) rows for `dm_deliveries`.
+        """
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                sa.select(digest_runs).where(self._owned(run_id, owner)).with_for_update()
+            ).first()
+            if row is None:
+                raise LostClaimError(f"digest run {run_id} was taken over by another process")
+            if row.dm_planned:
+                return
+            already: dict[tuple[str, str], set[int]] = {}
+            for team_id, user_id in subscribers:
+                stmt = sa.select(dm_deliveries.c.note_id).where(
+                    dm_deliveries.c.team_id == team_id, dm_deliveries.c.user_id == user_id
+                )
+                already[(team_id, user_id)] = set(conn.execute(stmt).scalars())
+            parts, rows = plan(already)
+            count = conn.execute(
+                sa.select(sa.func.count())
+                .select_from(delivered_messages)
+                .where(delivered_messages.c.run_id == run_id)
+            ).scalar_one()
+            self._insert_parts(conn, run_id, parts, start=int(count))
+            if rows:
+                conn.execute(
+                    dm_deliveries.insert(),
+                    [
+                        {"team_id": t, "user_id": u, "note_id": n, "run_id": run_id, "part": p}
+                        for t, u, n, p in rows
+                    ],
+                )
+            conn.execute(
+                digest_runs.update().where(digest_runs.c.id == run_id).values(dm_planned=True)
+            )
+
+    def finish(self, run_id: int, owner: str) -> None:
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                digest_runs.update()
+                .where(self._owned(run_id, owner))
+                .values(
+                    status=DONE,
+                    open_channel=None,
+                    claimed_by=None,
+                    finished_at=utcnow(),
+                    last_error=None,
+                )
+            )
+            if done.rowcount != 1:
+                raise LostClaimError(f"digest run {run_id} was taken over by another process")
+
+    def release(self, run_id: int, owner: str, error: str) -> None:
+        """Leave the run unfinished and free for the next run or start to resume."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                digest_runs.update()
+                .where(self._owned(run_id, owner))
+                .values(claimed_by=None, heartbeat=None, last_error=error)
+            )
