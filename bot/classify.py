@@ -11,8 +11,7 @@ import bisect
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 
 from bot.domain import Classification, Verdict
 from bot.taxonomy import Taxonomy
@@ -26,22 +25,34 @@ AUDIENCE_WEIGHT = 5.0  # an audience phrase ("发布工程负责人") is strong 
 VERDICT_SENTENCE_BONUS = 1.5  # hits in the sentence that carries the verdict
 REPEAT_BONUS = 0.3  # each repeat of a term adds this fraction (up to 3 repeats)
 MIN_SCORE = 3.0  # a role needs at least this much evidence
-RELATIVE_MIN = 0.4  # ...and at least this fraction of the best role's score
+RELATIVE_MIN = 0.35  # ...and at least this fraction of the best role's score
 SPAN_MIN = 2.0  # evidence needed to count a role as named in an audience span
-MODEL_TITLE_BONUS = 4.0  # "新增 X 模型" / "Add X model" in the title
 FALLBACK_ROLE = "models"
 EXCERPT_MAX = 160
+EXCERPT_MIN = 24  # a shorter verdict sentence ("值得精读。") gets the next one too
 
 # --------------------------------------------------------------------------- text helpers
 
 _ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
-# Sentence and clause boundaries (applied to NFKC text, so "，" is already ",").
-_SENTENCE_END = re.compile(r"[。!?]+|\.(?=\s|$)|\n+")
-_CLAUSE_END = re.compile(r"[。!?,;:]+|\.(?=\s|$)|\n+|——| — ")
+# Sentence and clause boundaries (applied to NFKC text, so "，" is already ","). A "." only
+# ends a sentence before whitespace, so "v0.6.1" and "torch.compile" stay whole.
+_SENTENCE_END = re.compile(r"[。!?.\n]")
+_CLAUSE_END = re.compile(r"[。!?.\n,;:]|——| — ")
+
+
+# The usual full-width punctuation, mapped as NFKC would; replacing these first keeps the
+# (slow) full normalisation for the rare text that needs more.
+_FULLWIDTH = tuple((chr(cp), chr(cp - 0xFEE0)) for cp in map(ord, "，：；（）！？"))
 
 
 def _normalise(text: str) -> str:
+    """NFKC-normalise `text` (with a fast path for the usual full-width punctuation)."""
+    if text.isascii():
+        return text
+    for wide, narrow in _FULLWIDTH:
+        if wide in text:
+            text = text.replace(wide, narrow)
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     return text
@@ -50,9 +61,14 @@ def _normalise(text: str) -> str:
 def _bounds(pattern: re.Pattern[str], text: str) -> list[int]:
     """Start offsets of the segments `pattern` cuts `text` into (always starts with 0)."""
     starts = [0]
+    size = len(text)
     for m in pattern.finditer(text):
-        if m.end() < len(text):
-            starts.append(m.end())
+        end = m.end()
+        if end >= size or end == starts[-1]:
+            continue
+        if text[m.start()] == "." and not text[end].isspace():
+            continue
+        starts.append(end)
     return starts
 
 
@@ -61,9 +77,14 @@ def _segment(starts: list[int], text_len: int, index: int) -> tuple[int, int]:
     return starts[index], end
 
 
-def _trie_regex(terms: Iterable[str]) -> str:
-    """A regex matching any of `terms`, factored as a prefix trie (longest match wins)."""
-    trie: dict[str, dict[str, object]] = {}
+def _trie_regex(terms: Iterable[str], skip_words: bool = False) -> str:
+    """A regex matching any of `terms`, factored as a prefix trie (longest match wins).
+
+    With `skip_words`, an ASCII word that does not start with a term is consumed whole,
+    so the scan never restarts in the middle of a word (terms must start at a word edge
+    anyway); callers drop those filler matches.
+    """
+    trie: dict[str, object] = {}
     for term in terms:
         node: dict[str, object] = trie
         for ch in term:
@@ -86,7 +107,21 @@ def _trie_regex(terms: Iterable[str]) -> str:
             return "(?:" + body + ")?"
         return body
 
-    return emit(trie)
+    if not skip_words:
+        return emit(trie)
+    alts = []
+    for ch in sorted(set(trie) | _ASCII_ALNUM):
+        child = trie.get(ch)
+        if ch not in _ASCII_ALNUM:
+            assert isinstance(child, dict)
+            alts.append(re.escape(ch) + emit(child))
+        elif child is None:
+            alts.append(ch + "[a-z0-9]*")
+        else:
+            assert isinstance(child, dict)
+            rest = emit(child)
+            alts.append(f"{ch}(?:{rest}|[a-z0-9]*)" if rest else f"{ch}[a-z0-9]*")
+    return "(?:" + "|".join(alts) + ")"
 
 
 def _key(term: str) -> str:
@@ -95,44 +130,130 @@ def _key(term: str) -> str:
 
 # --------------------------------------------------------------------------- verdict cues
 
-_NEG_DEEP_ZH = r"(?:不值得|不必|无需|无须|不用|不需要|没必要|而非|并非|不是|不建议)[^,。;]{0,6}?(?:精读|细读|细看|深读|深究)"
-_NEG_DEEP_EN = (
-    r"\b(?:not|no need to|don't|do not|doesn't|does not|isn't|is not|needn't|without|rather than)"
-    r"\s+(?:\w+\s+){0,3}?"
-    r"(?:(?:a\s+)?(?:close|careful|closer|deep|in-depth)\s+(?:read|look|study)"
-    r"|read(?:ing)?\s+(?:it\s+)?(?:closely|carefully|in\s+depth)|worth\s+(?:reading|a\s+read))"
+# Verdict cues are literals (one trie regex, scanned once); a "deep" cue preceded by a
+# negator in the same clause ("不值得精读", "not worth a close read") reads as skip.
+_VERDICT_CUES: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "精读",
+            "细读",
+            "细看",
+            "深读",
+            "必读",
+            "值得一读",
+            "值得深入",
+            "推荐阅读",
+            "强烈推荐",
+            "close read",
+            "careful read",
+            "closer read",
+            "deep read",
+            "in-depth read",
+            "must read",
+            "must-read",
+            "recommended reading",
+            "required reading",
+            "essential reading",
+            "worth reading",
+            "worth a read",
+            "worth studying",
+            "read closely",
+            "read carefully",
+            "read it closely",
+            "read it carefully",
+            "read in depth",
+            "worth a careful look",
+            "worth a close look",
+        ],
+        "deep",
+    ),
+    **dict.fromkeys(
+        [
+            "快速浏览",
+            "浏览",
+            "略读",
+            "速览",
+            "扫一眼",
+            "粗读",
+            "泛读",
+            "即可读完",
+            "几分钟",
+            "分钟即可",
+            "skim",
+            "skimmed",
+            "skimming",
+            "quick look",
+            "quick read",
+            "quick glance",
+            "glance",
+            "few minutes",
+        ],
+        "skim",
+    ),
+    **dict.fromkeys(
+        [
+            "可略过",
+            "可以略过",
+            "略过",
+            "可跳过",
+            "可以跳过",
+            "跳过",
+            "不值得读",
+            "不值得一读",
+            "不值得阅读",
+            "无需阅读",
+            "不必阅读",
+            "没有阅读价值",
+            "没有阅读必要",
+            "无阅读价值",
+            "阅读必要",
+            "不必打开",
+            "不必看",
+            "无需看",
+            "skip",
+            "skipped",
+            "skippable",
+            "not worth reading",
+            "not worth your time",
+            "no need to read",
+            "can be ignored",
+        ],
+        "skip",
+    ),
+}
+_VERDICT_RE = re.compile(_trie_regex(_VERDICT_CUES))
+_NEGATOR_ZH = re.compile(
+    r"(?:不值得|不必|无需|无须|不用|不需要|没必要|而非|并非|不是|不建议)[^,。;]{0,4}$"
 )
-_DEEP = (
-    r"精读|细读|必读|值得一读|值得细看|值得深入|推荐阅读|强烈推荐"
-    r"|\b(?:close|careful|closer|deep|in-depth)\s+read\b|\bmust[- ]read\b"
-    r"|\b(?:recommended|required|essential)\s+reading\b|\bworth\s+(?:reading|a\s+read|studying)\b"
-    r"|\bread\s+(?:it\s+)?(?:closely|carefully|in\s+depth)\b"
+_NEGATOR_EN = re.compile(
+    r"\b(?:not|no need to|don't|do not|doesn't|does not|isn't|is not|needn't|without"
+    r"|rather than|never)\b[^,;.]{0,16}$"
 )
-_SKIM = (
-    r"快速浏览|浏览|略读|速览|扫一眼|粗读|泛读|即可读完|几分钟|\d+\s*分钟"
-    r"|\bskim(?:s|med|ming)?\b|\bquick\s+(?:look|read|glance)\b|\bglance\b|\bfew\s+minutes\b"
-)
-_SKIP = (
-    r"可略过|可以略过|略过|可跳过|可以跳过|跳过|不值得读|不值得一读|不值得阅读|无需阅读|不必阅读"
-    r"|没有阅读价值|没有阅读必要|无阅读价值|无阅读必要|阅读必要|不必打开|不必看|无需看"
-    r"|\bskip(?:ped|pable)?\b|\bnot\s+worth\s+(?:reading|your\s+time)\b|\bno\s+need\s+to\s+read\b"
-    r"|\bcan\s+be\s+ignored\b"
-)
-_VERDICT_RE = re.compile(
-    f"(?P<neg>{_NEG_DEEP_ZH}|{_NEG_DEEP_EN})|(?P<deep>{_DEEP})|(?P<skim>{_SKIM})|(?P<skip>{_SKIP})"
-)
+
+
+def _verdict_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, str]]:
+    """(offset, kind) of each verdict cue; kind is deep, skim, skip or neg (negated deep)."""
+    size = len(text)
+    for m in _VERDICT_RE.finditer(text, start, size if end is None else end):
+        s, e = m.span()
+        cue = m.group()
+        if cue[0] in _ASCII_ALNUM:
+            if s > 0 and text[s - 1] in _ASCII_ALNUM:
+                continue
+            if e < size and text[e] in _ASCII_ALNUM and text[e] != "s":
+                continue
+        kind = _VERDICT_CUES.get(cue) or _VERDICT_CUES[" ".join(cue.split())]
+        if kind == "deep":
+            window = text[max(0, s - 24) : s]
+            negator = _NEGATOR_EN if cue[0] in _ASCII_ALNUM else _NEGATOR_ZH
+            if negator.search(window):
+                kind = "neg"
+        yield s, kind
+
+
 _CLOSED_RE = re.compile(
     r"已关闭|未合并|已撤回|被关闭|最终关闭|草案|\((?:closed|open|draft|reverted|withdrawn)\)"
     r"|\bwithdrawn\b|\bwas closed\b|\bclosed rather than merged\b|\bnever merged\b"
-)
-
-# "其余读者可略过" / "everyone else can skip it": the rest of the readers may skip.
-_OTHERS_RE = re.compile(
-    r"(?:其余|其他|其它|别的|剩下的|普通|一般|非[^,。;]{1,12}?的)[^,。;]{0,20}?"
-    r"(?:可略过|可以略过|可跳过|可以跳过|无需阅读|不必阅读|无需关注|不必关注|略过即可|跳过即可)"
-    r"|\b(?:everyone|everybody|anyone)\s+else\b[^.;]{0,20}?\b(?:skip|ignore)"
-    r"|\b(?:other\s+readers|others|the\s+rest(?:\s+of\s+(?:you|us|the\s+team))?|other\s+engineers)"
-    r"\s+(?:can|may|should|could)\s+(?:safely\s+)?(?:skip|ignore)"
 )
 
 # Audience spans: "值得<X>精读", "对<X>来说", "for <X>".
@@ -141,33 +262,110 @@ _SPAN_ZH = re.compile(
 )
 _SPAN_EN = re.compile(r"\bfor\s+([^;.]{1,120})")
 
-# Clauses that say a role's readers need not read it ("做 FP8 的工程师无需阅读"), or that
-# the note has nothing to do with a topic ("与视觉编码器毫无关系", "not relevant to kernel authors").
-_NEG_BEFORE = re.compile(
-    r"可略过|可以略过|可跳过|可以跳过|无需阅读|不必阅读|不用读|不必读|无需关注|不必关注"
-    r"|无需精读|不必精读|不必细读|毫无关系|没有关系|无关|不相关"
-    r"|\bcan\s+(?:safely\s+)?(?:skip|ignore)\b|\b(?:may|should)\s+skip\b"
-    r"|\b(?:need\s+not|needn't|don't\s+need\s+to|do\s+not\s+need\s+to)\s+read\b"
-)
-_NEG_AFTER = re.compile(
-    r"\b(?:not|isn't|is\s+not)\s+(?:relevant|interesting|useful)\s+(?:to|for)\b"
-    r"|\birrelevant\s+(?:to|for)\b|\bnothing\s+to\s+do\s+with\b|\bunrelated\s+to\b"
-    r"|\bno\s+relevance\s+(?:to|for)\b"
+# Negative and side cues, all literals, found in one pass. Kinds:
+#   before - readers/topics named before it in its clause need not read it
+#            ("FP8 的工程师可略过", "与视觉编码器无关"): those roles are dropped
+#   after  - the same for topics named after it ("not relevant to kernel authors")
+#   others - may close an audience split ("其余读者可略过", "everyone else can skip it")
+#   defer  - the clause describes work left to later PRs; its words are not evidence
+_AUX_CUES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        [
+            "可略过",
+            "可以略过",
+            "可跳过",
+            "可以跳过",
+            "无需阅读",
+            "不必阅读",
+            "无需关注",
+            "不必关注",
+            "不用读",
+            "不必读",
+            "无需精读",
+            "不必精读",
+            "不必细读",
+            "毫无关系",
+            "没有关系",
+            "无关",
+            "不相关",
+            "can skip",
+            "can safely skip",
+            "can ignore",
+            "can safely ignore",
+            "may skip",
+            "should skip",
+            "need not read",
+            "needn't read",
+            "don't need to read",
+            "do not need to read",
+        ],
+        ("before", "others"),
+    ),
+    **dict.fromkeys(["略过即可", "跳过即可", "skip", "ignore"], ("others",)),
+    **dict.fromkeys(
+        [
+            "not relevant to",
+            "not relevant for",
+            "isn't relevant to",
+            "is not relevant to",
+            "not useful for",
+            "not interesting for",
+            "irrelevant to",
+            "irrelevant for",
+            "nothing to do with",
+            "unrelated to",
+            "no relevance to",
+            "no relevance for",
+        ],
+        ("after",),
+    ),
+    **dict.fromkeys(
+        [
+            "留给后续",
+            "留待后续",
+            "留到后续",
+            "留给之后",
+            "后续单独",
+            "left to a follow-up",
+            "left to a follow up",
+            "left to follow-ups",
+            "left to later",
+            "left for later",
+            "left for a follow-up",
+            "for later",
+        ],
+        ("defer",),
+    ),
+}
+_AUX_RE = re.compile(_trie_regex(_AUX_CUES))
+# The subject just before an "others" cue: "其余读者", "普通模型工程师", "everyone else".
+_OTHERS_SUBJECT = re.compile(
+    r"(?:其余|其他|其它|别的|剩下的|普通|一般|非[^,。;]{1,12}?的)[^,。;]{0,20}$"
+    r"|\b(?:everyone|everybody|anyone)\s+else\b[^.;]{0,20}$"
+    r"|\b(?:other\s+readers|others|the\s+rest(?:\s+of\s+(?:you|us|the\s+team))?"
+    r"|other\s+engineers)\s+(?:can|may|should|could)\s+(?:safely\s+)?$"
 )
 
-# A title that adds a model ("新增 X 模型", "为 X 模型添加支持", "Add X model").
+
+# A title that adds a model ("新增 X 模型", "为 X 模型添加支持", "Add X model"), and one that
+# adds support for a named model ("新增 GLM-9 支持", "Add support for Foo-7B").
 _MODEL_TITLE_RE = re.compile(
-    r"(?:新增|增加|添加|支持|引入|接入|实现)[^,:;]{0,24}模型(?!运行器|加载器)"
-    r"|模型(?:支持|实现|接入)"
+    r"(?:新增|增加|添加|支持|引入|接入|实现)\s*[a-z0-9][^,:;]{0,24}?模型(?!运行器|加载器)"
+    r"|模型(?:支持|实现|接入)|为[^,:;]{1,30}模型[^,:;]{0,12}支持"
     r"|\b(?:add|adds|adding|support|supports|implement|enable)\b[^,:;]{0,30}\bmodel\b"
     r"(?!\s+(?:runner|loader|executor))"
 )
+_NAME = r"[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|[a-z]+\d[a-z0-9.]*"
+_NAMED_MODEL_RE = re.compile(
+    rf"(?:新增|增加|添加|支持)\s*({_NAME})(?:\s*/\s*(?:{_NAME}))*\s*[\u4e00-\u9fff]{{0,4}}(?:支持|模型)"
+    rf"|为\s*({_NAME})(?:\s*/\s*(?:{_NAME}))*\s*[^,:;]{{0,12}}?(?:增加|添加|新增)[^,:;]{{0,12}}?支持"
+    rf"|\b(?:add|adds|adding)\s+(?:support\s+for\s+)?(?:the\s+)?({_NAME})\b"
+    rf"|\bsupport\s+(?:for\s+)?(?:the\s+)?({_NAME})\b"
+)
 
 
-@dataclass(frozen=True)
-class _Sentence:
-    start: int
-    end: int
+_Info = tuple[tuple[tuple[int, float], ...], bool, bool]
+_Hit = tuple[int, str, tuple[tuple[int, float], ...]]
 
 
 class Classifier:
@@ -203,70 +401,97 @@ class Classifier:
         self._table: dict[str, tuple[tuple[int, float], ...]] = {
             k: tuple(sorted(v.items())) for k, v in table.items()
         }
-        self._left_edge = {k: k[0] in _ASCII_ALNUM for k in self._table}
-        self._right_edge = {
-            k: k[-1] in _ASCII_ALNUM and k not in prefix_keys for k in self._table
+        # matched text -> (weights, needs a left word edge, needs a right word edge)
+        self._info: dict[str, _Info] = {
+            k: (v, k[0] in _ASCII_ALNUM, k[-1] in _ASCII_ALNUM and k not in prefix_keys)
+            for k, v in self._table.items()
         }
-        pattern = _trie_regex(sorted(terms)) if terms else r"(?!x)x"
+        pattern = _trie_regex(sorted(terms), skip_words=True)
         self._matcher = re.compile(pattern)
 
     # ----------------------------------------------------------------- matching
 
-    def _hits(self, text: str, start: int = 0, end: int | None = None) -> list[tuple[int, str]]:
-        """(offset, term key) of every keyword/audience hit in text[start:end]."""
-        stop = len(text) if end is None else end
-        out: list[tuple[int, str]] = []
-        for m in self._matcher.finditer(text, start, stop):
-            s, e = m.span()
-            if s == e:
-                continue
-            key = _key(m.group())
-            if key not in self._table:
-                continue
-            if self._left_edge[key] and s > 0 and text[s - 1] in _ASCII_ALNUM:
-                continue
-            if self._right_edge[key] and e < len(text) and text[e] in _ASCII_ALNUM:
-                # allow a plural "s"
-                if not (text[e] == "s" and (e + 1 == len(text) or text[e + 1] not in _ASCII_ALNUM)):
+    def _hits(self, text: str, start: int = 0, end: int | None = None) -> list[_Hit]:
+        """(offset, term key, weights) of every keyword/audience hit in text[start:end]."""
+        size = len(text)
+        info_of = self._info
+        out: list[_Hit] = []
+        for m in self._matcher.finditer(text, start, size if end is None else end):
+            key = m.group()
+            info = info_of.get(key)
+            if info is None:
+                if key.isalnum():  # a word skipped whole, not a term
                     continue
-            out.append((s, key))
+                key = _key(key)
+                info = info_of.get(key)
+                if info is None:
+                    continue
+            weights, left, right = info
+            if left:
+                s = m.start()
+                if s and text[s - 1] in _ASCII_ALNUM:
+                    continue
+            if right:
+                e = m.end()
+                # a word edge must follow (a plural "s" is allowed)
+                if (
+                    e < size
+                    and text[e] in _ASCII_ALNUM
+                    and (text[e] != "s" or (e + 1 < size and text[e + 1] in _ASCII_ALNUM))
+                ):
+                    continue
+            out.append((m.start(), key, weights))
         return out
+
+    def _adds_model(self, title: str) -> bool:
+        """Does the title announce a new model (rather than a feature for one)?"""
+        if _MODEL_TITLE_RE.search(title):
+            return True
+        for m in _NAMED_MODEL_RE.finditer(title):
+            name = next(g for g in m.groups() if g)
+            if _key(name) not in self._table:  # "fp8", "eagle3" are vocabulary, not names
+                return True
+        return False
 
     def _span_roles(self, text: str) -> dict[int, float]:
         scores: dict[int, float] = {}
-        for _, key in self._hits(text):
-            for index, weight in self._table[key]:
+        for _offset, _term, weights in self._hits(text):
+            for index, weight in weights:
                 scores[index] = scores.get(index, 0.0) + weight
         return scores
 
     # ----------------------------------------------------------------- classify
 
     def classify(self, title: str, paragraph: str) -> Classification:
-        display = _normalise(paragraph).strip()
-        text = display.lower()
+        display = paragraph.strip()
+        text = _normalise(display).lower()
         title_text = _normalise(title).lower()
         n_roles = len(self.slugs)
 
         sentence_starts = _bounds(_SENTENCE_END, text)
-        clause_starts = _bounds(_CLAUSE_END, text)
+        clause_cache: list[list[int]] = []
 
-        # ---- verdict: first sentence that carries a cue
+        def clauses() -> list[int]:
+            if not clause_cache:
+                clause_cache.append(_bounds(_CLAUSE_END, text))
+            return clause_cache[0]
+
+        # ---- verdict: the first sentence that carries a cue decides
         verdict: Verdict | None = None
         verdict_sentence = -1
-        cues = list(_VERDICT_RE.finditer(text))
-        if cues:
-            verdict_sentence = bisect.bisect_right(sentence_starts, cues[0].start()) - 1
-            s_start, s_end = _segment(sentence_starts, len(text), verdict_sentence)
-            kinds = [c.lastgroup for c in cues if s_start <= c.start() < s_end]
-            first = kinds[0]
+        for offset, first in _verdict_cues(text):
+            verdict_sentence = bisect.bisect_right(sentence_starts, offset) - 1
             if first == "neg":
-                verdict = Verdict.SKIM if "skim" in kinds[1:] else Verdict.SKIP
+                s_end = _segment(sentence_starts, len(text), verdict_sentence)[1]
+                later = {kind for _, kind in _verdict_cues(text, offset + 1, s_end)}
+                verdict = Verdict.SKIM if "skim" in later else Verdict.SKIP
             elif first == "deep":
                 verdict = Verdict.DEEP
             elif first == "skim":
                 verdict = Verdict.SKIM
             else:
                 verdict = Verdict.SKIP
+            break
         if verdict is None:
             closed = _CLOSED_RE.search(title_text) or _CLOSED_RE.search(text)
             verdict = Verdict.SKIP if closed else Verdict.DEEP
@@ -274,49 +499,79 @@ class Classifier:
         # ---- role evidence
         scores = [0.0] * n_roles
         title_counts: dict[str, int] = {}
-        for _, key in self._hits(title_text):
+        for _, key, _weights in self._hits(title_text):
             title_counts[key] = title_counts.get(key, 0) + 1
+        table = self._table
         for key, count in title_counts.items():
             factor = TITLE_WEIGHT * (1.0 + REPEAT_BONUS * (min(count, 4) - 1))
-            for index, weight in self._table[key]:
+            for index, weight in table[key]:
                 scores[index] += weight * factor
 
-        para_hits = self._hits(text)
+        para_hits = all_hits = self._hits(text)
+        aux = [
+            (m.start(), m.end(), _AUX_CUES[" ".join(m.group().split())])
+            for m in _AUX_RE.finditer(text)
+        ]
+        deferred = [
+            _segment(clauses(), len(text), bisect.bisect_right(clauses(), start) - 1)
+            for start, _end, kinds in aux
+            if "defer" in kinds
+        ]
+        if deferred:
+            para_hits = [h for h in para_hits if not any(a <= h[0] < b for a, b in deferred)]
         if verdict_sentence >= 0:
             vs_start, vs_end = _segment(sentence_starts, len(text), verdict_sentence)
         else:
             vs_start = vs_end = -1
         para_counts: dict[str, tuple[int, float]] = {}
-        for offset, key in para_hits:
+        for offset, key, _weights in para_hits:
             bonus = VERDICT_SENTENCE_BONUS if vs_start <= offset < vs_end else 1.0
-            n, top = para_counts.get(key, (0, 0.0))
-            para_counts[key] = (n + 1, max(top, bonus))
+            seen = para_counts.get(key)
+            if seen is None:
+                para_counts[key] = (1, bonus)
+            else:
+                para_counts[key] = (seen[0] + 1, bonus if bonus > seen[1] else seen[1])
         for key, (count, top) in para_counts.items():
             factor = top + REPEAT_BONUS * (min(count, 4) - 1)
-            for index, weight in self._table[key]:
+            for index, weight in table[key]:
                 scores[index] += weight * factor
 
-        if _MODEL_TITLE_RE.search(title_text) and FALLBACK_ROLE in self.slugs:
-            scores[self.slugs.index(FALLBACK_ROLE)] += MODEL_TITLE_BONUS
+        forced: set[int] = set()
+        if FALLBACK_ROLE in self.slugs and self._adds_model(title_text):
+            forced.add(self.slugs.index(FALLBACK_ROLE))
 
         # ---- negative evidence: "X 工程师可略过", "与 X 无关", "not relevant to X"
         suppressed: set[int] = set()
-        for pattern, before in ((_NEG_BEFORE, True), (_NEG_AFTER, False)):
-            for m in pattern.finditer(text):
-                ci = bisect.bisect_right(clause_starts, m.start()) - 1
-                c_start, c_end = _segment(clause_starts, len(text), ci)
-                lo, hi = (c_start, m.start()) if before else (m.end(), c_end)
-                for _, key in self._hits(text, lo, hi):
-                    for index, _weight in self._table[key]:
-                        suppressed.add(index)
+        for start, end, kinds in aux:
+            before = "before" in kinds
+            if not before and "after" not in kinds:
+                continue
+            ci = bisect.bisect_right(clauses(), start) - 1
+            c_start, c_end = _segment(clauses(), len(text), ci)
+            lo, hi = (c_start, start) if before else (end, c_end)
+            for offset, _term, weights in all_hits:
+                if lo <= offset < hi:
+                    suppressed.update(index for index, _weight in weights)
 
         # ---- audience split: "值得 X 精读……其余读者可略过"
         named: dict[int, float] = {}
         role_verdicts: dict[str, Verdict] = {}
-        if verdict in (Verdict.DEEP, Verdict.SKIM) and vs_start >= 0 and _OTHERS_RE.search(text):
+        others = -1  # where the "其余读者可略过" clause starts
+        if verdict is not Verdict.SKIP:
+            for start, _end, kinds in aux:
+                if "others" in kinds:
+                    m = _OTHERS_SUBJECT.search(text, max(0, start - 40), start)
+                    if m is not None:
+                        others = m.start()
+                        break
+        if others >= 0 and vs_start >= 0:
             sentence = text[vs_start:vs_end]
             spans = [m.group(1) for m in _SPAN_ZH.finditer(sentence)]
             spans += [m.group(1) for m in _SPAN_EN.finditer(sentence)]
+            # "维护 API 的工程师可以看看……，其余读者可略过": the readers named just before
+            o_start = sentence_starts[bisect.bisect_right(sentence_starts, others) - 1]
+            if o_start != vs_start:
+                spans.append(text[o_start:others])
             for span in spans:
                 for index, value in self._span_roles(span).items():
                     named[index] = named.get(index, 0.0) + value
@@ -333,7 +588,10 @@ class Classifier:
             live = [(scores[i], i) for i in range(n_roles) if i not in suppressed]
             best = max((s for s, _ in live), default=0.0)
             threshold = max(MIN_SCORE, RELATIVE_MIN * best)
-            chosen = sorted((i for s, i in live if s >= threshold), key=lambda i: (-scores[i], i))
+            chosen = sorted(
+                (i for s, i in live if s >= threshold or (i in forced and s >= MIN_SCORE / 2)),
+                key=lambda i: (-scores[i], i),
+            )
             if not chosen:
                 if best > 0:
                     chosen = [max(live, key=lambda item: (item[0], -item[1]))[1]]
@@ -360,14 +618,17 @@ class Classifier:
 
 
 def _excerpt(display: str, text: str, starts: list[int], index: int) -> str:
+    """The verdict sentence (plus the next one when it is very short), one line."""
     if not display:
         return ""
-    if len(display) == len(text) and index >= 0:
-        start, end = _segment(starts, len(text), index)
-        snippet = display[start:end]
-    else:
-        snippet = _SENTENCE_END.split(display, maxsplit=1)[0]
-    snippet = " ".join(snippet.replace("**", "").split())
+    if len(display) != len(text):  # normalisation changed offsets: use the first sentence
+        display = text = _normalise(display)
+    start, end = _segment(starts, len(text), max(index, 0))
+    nxt = max(index, 0) + 1
+    while end - start < EXCERPT_MIN and nxt < len(starts):
+        end = _segment(starts, len(text), nxt)[1]
+        nxt += 1
+    snippet = " ".join(display[start:end].replace("**", "").split())
     if len(snippet) > EXCERPT_MAX:
         snippet = snippet[: EXCERPT_MAX - 1].rstrip() + "…"
     return snippet

@@ -145,7 +145,7 @@ def _parse_file(text: str, source: str) -> tuple[str, list[_RoleSpec]]:
         raise _fail(source, f"unknown top-level key(s): {', '.join(unknown)}")
     mode = data.get("mode", "extend")
     if mode not in _MODES:
-        raise _fail(source, f"'mode' must be \"extend\" or \"replace\", not {mode!r}")
+        raise _fail(source, f'\'mode\' must be "extend" or "replace", not {mode!r}')
     raw_roles = data.get("roles", [])
     if not isinstance(raw_roles, list) or not all(isinstance(r, dict) for r in raw_roles):
         raise _fail(source, "'roles' must be an array of tables ([[roles]])")
@@ -255,9 +255,14 @@ def _taxonomy_from_text(text: str, source: str, base: Taxonomy | None) -> Taxono
 
 @functools.cache
 def _default_taxonomy() -> Taxonomy:
-    resource = resources.files("bot").joinpath("data", "roles.toml")
-    text = resource.read_text(encoding="utf-8")
-    return _taxonomy_from_text(text, str(resource), None)
+    try:
+        resource = resources.files("bot").joinpath("data", "roles.toml")
+        text = resource.read_text(encoding="utf-8")
+        source = str(resource)
+    except (OSError, TypeError, ValueError):  # e.g. an unusual import setup
+        path = Path(__file__).with_name("data") / "roles.toml"
+        text, source = path.read_text(encoding="utf-8"), str(path)
+    return _taxonomy_from_text(text, source, None)
 
 
 def load_taxonomy(path: Path | None = None) -> Taxonomy:

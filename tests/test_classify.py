@@ -1,0 +1,340 @@
+"""Classifier quality on the labelled note sets, plus focused rule tests."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bot.classify import build_classifier, classify
+from bot.domain import Classification, ParsedNote, Verdict
+from bot.ingest import parse_note_text
+from bot.taxonomy import Taxonomy, load_taxonomy
+
+FIXTURES = Path(__file__).parent / "fixtures"
+STRICT_ROLES = ("release-infra", "moe-quant", "multimodal")
+STRICT_F1 = 0.9
+OTHER_F1 = 0.8
+VERDICT_ACCURACY = 0.9
+
+
+@pytest.fixture(scope="module")
+def taxonomy() -> Taxonomy:
+    return load_taxonomy()
+
+
+def _read_notes(paths: list[Path]) -> dict[str, ParsedNote]:
+    notes: dict[str, ParsedNote] = {}
+    for path in paths:
+        for note in parse_note_text(path.read_text(encoding="utf-8"), path.name):
+            notes[note.title] = note
+    return notes
+
+
+def _read_labels(path: Path) -> list[dict[str, object]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+SETS = {
+    "seeds": (sorted(FIXTURES.glob("0*.txt")), FIXTURES / "labels_seeds.jsonl"),
+    "dev": ([FIXTURES / "notes_dev.txt"], FIXTURES / "labels_dev.jsonl"),
+}
+
+
+@dataclass
+class Score:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@dataclass
+class Evaluation:
+    per_role: dict[str, Score]
+    verdict_accuracy: float
+    results: list[tuple[dict[str, object], Classification]]
+
+
+def _evaluate(name: str, taxonomy: Taxonomy) -> Evaluation:
+    paths, label_path = SETS[name]
+    notes = _read_notes(paths)
+    labels = _read_labels(label_path)
+    per_role = {slug: Score() for slug in taxonomy.slugs}
+    right = 0
+    results = []
+    for label in labels:
+        note = notes[str(label["title"])]
+        got = classify(note.title, note.paragraph, taxonomy)
+        results.append((label, got))
+        gold = set(label["roles"])  # type: ignore[call-overload]
+        allowed = gold | set(label["maybe"])  # type: ignore[call-overload]
+        for role in got.roles:
+            if role in gold:
+                per_role[role].tp += 1
+            elif role not in allowed:
+                per_role[role].fp += 1
+        for role in gold - set(got.roles):
+            per_role[role].fn += 1
+        right += got.verdict.value == label["verdict"]
+    return Evaluation(per_role, right / len(labels), results)
+
+
+def _table(name: str, ev: Evaluation) -> str:
+    lines = [f"\n{name}: verdict accuracy {ev.verdict_accuracy:.3f}"]
+    lines.append(f"  {'role':14} {'P':>5} {'R':>5} {'F1':>5}  tp fp fn")
+    for slug, s in ev.per_role.items():
+        lines.append(
+            f"  {slug:14} {s.precision:5.2f} {s.recall:5.2f} {s.f1:5.2f} "
+            f"{s.tp:3d} {s.fp:2d} {s.fn:2d}"
+        )
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_labelled_set_quality(name: str, taxonomy: Taxonomy) -> None:
+    ev = _evaluate(name, taxonomy)
+    print(_table(name, ev))
+    assert len(ev.results) == {"seeds": 32, "dev": 60}[name]
+    assert ev.verdict_accuracy >= VERDICT_ACCURACY
+    for slug, score in ev.per_role.items():
+        floor = STRICT_F1 if slug in STRICT_ROLES else OTHER_F1
+        assert score.f1 >= floor, f"{name}: {slug} F1 {score.f1:.2f} < {floor}"
+
+
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_labelled_audience_verdicts(name: str, taxonomy: Taxonomy) -> None:
+    ev = _evaluate(name, taxonomy)
+    checked = 0
+    for label, got in ev.results:
+        role_verdicts = label.get("role_verdicts")
+        if not isinstance(role_verdicts, dict):
+            continue
+        for role, verdict in role_verdicts.items():
+            assert got.verdict_for(role).value == verdict, (label["title"], role)
+        mentioned = set(label["roles"]) | set(label["maybe"]) | set(role_verdicts)  # type: ignore[call-overload]
+        outsider = next(s for s in taxonomy.slugs if s not in mentioned)
+        assert got.verdict_for(outsider).value == label["others_verdict"], label["title"]
+        checked += 1
+    assert checked >= 1
+
+
+def test_unlabelled_roles_get_no_split(taxonomy: Taxonomy) -> None:
+    ev = _evaluate("dev", taxonomy)
+    for label, got in ev.results:
+        if "role_verdicts" not in label:
+            assert got.role_verdicts == {}, label["title"]
+
+
+# --------------------------------------------------------------------------- generalisation
+
+
+def test_unseen_notes(taxonomy: Taxonomy) -> None:
+    """Hand-written notes in the same style, never used to tune keywords."""
+    rows = _read_labels(FIXTURES / "unseen_notes.jsonl")
+    assert len(rows) >= 15
+    role_ok = verdict_ok = 0
+    misses = []
+    for row in rows:
+        got = classify(str(row["title"]), str(row["paragraph"]), taxonomy)
+        gold = set(row["roles"])  # type: ignore[call-overload]
+        allowed = gold | set(row["maybe"])  # type: ignore[call-overload]
+        if gold <= set(got.roles) <= allowed:
+            role_ok += 1
+        else:
+            misses.append((row["title"], got.roles))
+        verdict_ok += got.verdict.value == row["verdict"]
+        if isinstance(row.get("role_verdicts"), dict):
+            for role, verdict in row["role_verdicts"].items():  # type: ignore[union-attr]
+                assert got.verdict_for(role).value == verdict
+    print(f"\nunseen: roles {role_ok}/{len(rows)}, verdict {verdict_ok}/{len(rows)}", misses)
+    assert role_ok / len(rows) >= 0.8
+    assert verdict_ok / len(rows) >= 0.8
+
+
+# --------------------------------------------------------------------------- verdict rules
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "expected"),
+    [
+        ("值得精读。作者重写了调度器的抢占逻辑。", Verdict.DEEP),
+        ("建议精读：这里的接口拆分会影响后续所有后端。", Verdict.DEEP),
+        ("对维护调度器的人来说是必读材料。", Verdict.DEEP),
+        ("不值得精读。只是把常量挪了位置。", Verdict.SKIP),
+        ("无需精读，改动只有一行。", Verdict.SKIP),
+        ("不必细读，评审里也没有讨论。", Verdict.SKIP),
+        ("不必精读，快速浏览即可了解新参数。", Verdict.SKIM),
+        ("值得快速浏览而非精读：核心只是一个开关。", Verdict.SKIM),
+        ("略读即可，知道有这个开关就够了。", Verdict.SKIM),
+        ("可略过。这是一次纯格式化提交。", Verdict.SKIP),
+        ("可以跳过，内容已被后续 PR 覆盖。", Verdict.SKIP),
+        ("Worth a close read: the scheduler change is subtle.", Verdict.DEEP),
+        ("Recommended reading if you maintain the engine loop.", Verdict.DEEP),
+        ("A must read for anyone debugging preemption.", Verdict.DEEP),
+        ("Worth a skim to learn the new flag.", Verdict.SKIM),
+        ("Skim the description; the diff is mechanical.", Verdict.SKIM),
+        ("Not worth a close read, but skim the new test.", Verdict.SKIM),
+        ("Not worth reading: it only renames a variable.", Verdict.SKIP),
+        ("This one can be skipped entirely. It only bumps a version.", Verdict.SKIP),
+        ("No need to read it closely; the change reverts an earlier typo.", Verdict.SKIP),
+    ],
+)
+def test_verdict_phrases(paragraph: str, expected: Verdict, taxonomy: Taxonomy) -> None:
+    assert classify("调度器小改动", paragraph, taxonomy).verdict is expected
+
+
+def test_first_verdict_sentence_wins(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Scheduler tweak",
+        "Worth a skim. The old path, which you can skip, is removed; a close read is not needed.",
+        taxonomy,
+    )
+    assert got.verdict is Verdict.SKIM
+
+
+def test_closed_pr_without_cue_leans_skip(taxonomy: Taxonomy) -> None:
+    got = classify("为调度器增加优先级队列（已关闭）", "作者提出了一个优先级队列方案。", taxonomy)
+    assert got.verdict is Verdict.SKIP
+    got = classify("为调度器增加优先级队列（已关闭）", "值得精读，讨论非常有价值。", taxonomy)
+    assert got.verdict is Verdict.DEEP
+
+
+# --------------------------------------------------------------------------- role rules
+
+
+def test_chinese_audience_split(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "调整 wheel 上传脚本的平台标签",
+        "值得负责发版的构建维护者精读，其余读者可略过。脚本改为在上传前统一重命名平台标签。",
+        taxonomy,
+    )
+    assert got.verdict is Verdict.DEEP
+    assert got.roles == ("release-infra",)
+    assert got.verdict_for("release-infra") is Verdict.DEEP
+    assert got.verdict_for("multimodal") is Verdict.SKIP
+    assert set(got.role_verdicts) == set(taxonomy.slugs)
+
+
+def test_english_audience_split(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Tune the grouped GEMM for expert layers on AMD GPUs",
+        "Worth a quick skim for ROCm maintainers and for people who track MoE performance; "
+        "everyone else can skip it. The config table gains new entries for large expert counts.",
+        taxonomy,
+    )
+    assert got.verdict is Verdict.SKIM
+    assert {"hardware", "moe-quant"} <= set(got.roles)
+    assert got.verdict_for("hardware") is Verdict.SKIM
+    assert got.verdict_for("frontend") is Verdict.SKIP
+
+
+def test_named_others_are_dropped(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "统一 Docker 构建的基础镜像",
+        "值得基础设施负责人精读。普通模型与推理工程师可略过。主要变化是构建阶段改用统一的基础镜像。",
+        taxonomy,
+    )
+    assert "models" not in got.roles
+    assert got.roles[0] == "release-infra"
+    assert got.verdict_for("models") is Verdict.SKIP
+
+
+def test_negative_audience_removes_role(taxonomy: Taxonomy) -> None:
+    para = (
+        "值得精读，前缀缓存的块复用逻辑被重新设计，缓存命中率明显提升。"
+        "做 FP8 量化的工程师无需阅读，量化只是在测试里顺带提到。"
+    )
+    got = classify("前缀缓存块复用重构", para, taxonomy)
+    assert "kv-cache" in got.roles
+    assert "moe-quant" not in got.roles
+
+
+def test_not_relevant_to_removes_role(taxonomy: Taxonomy) -> None:
+    para = (
+        "Worth a careful read for the OpenAI-compatible server: tool calling now streams "
+        "arguments incrementally. This is not relevant to kernel authors, even though a "
+        "Triton kernel name shows up in one test."
+    )
+    got = classify("Stream tool-call arguments in the API server", para, taxonomy)
+    assert got.primary_role == "frontend"
+    assert "kernels" not in got.roles
+
+
+def test_passing_mentions_do_not_add_roles(taxonomy: Taxonomy) -> None:
+    para = (
+        "建议精读。PR 重写了投机解码的草稿提议流程，接受率统计也改到 GPU 上批量计算，"
+        "验证阶段的拒绝采样保持不变。顺带一提，测试跑在一台带 CUDA 的机器上。"
+    )
+    got = classify("投机解码草稿提议流程重构", para, taxonomy)
+    assert got.roles == ("spec-decode",)
+
+
+def test_title_weighs_more_than_paragraph(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "新增视频帧采样参数",
+        "值得精读。改动集中在处理器里，顺带更新了请求参数文档。",
+        taxonomy,
+    )
+    assert got.primary_role == "multimodal"
+
+
+def test_always_at_least_one_role(taxonomy: Taxonomy) -> None:
+    got = classify("杂项", "值得精读。", taxonomy)
+    assert got.roles == ("models",)
+    assert got.primary_role == "models"
+
+
+def test_new_model_title_adds_models_role(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "新增 Zeta-9B 多模态支持",
+        "值得精读。PR 接入了视觉编码器与图像处理器，并补上权重加载逻辑。",
+        taxonomy,
+    )
+    assert {"multimodal", "models"} <= set(got.roles)
+
+
+def test_excerpt(taxonomy: Taxonomy) -> None:
+    got = classify("x", "值得精读。" + "这是一个很长的句子" * 40, taxonomy)
+    assert got.excerpt.startswith("值得精读。")
+    assert len(got.excerpt) <= 160
+    assert got.excerpt.endswith("…")
+    got = classify("x", "Worth a skim for API users. The rest is detail.", taxonomy)
+    assert got.excerpt == "Worth a skim for API users."
+    assert "\n" not in classify("x", "值得精读\n第二行", taxonomy).excerpt
+
+
+def test_deterministic_and_cached(taxonomy: Taxonomy) -> None:
+    assert build_classifier(taxonomy) is build_classifier(taxonomy)
+    a = classify("KV 卸载", "值得精读。卸载到 CPU 的块被复用。", taxonomy)
+    b = classify("KV 卸载", "值得精读。卸载到 CPU 的块被复用。", taxonomy)
+    assert a == b
+
+
+def test_speed(taxonomy: Taxonomy) -> None:
+    notes = list(_read_notes(sorted(FIXTURES.glob("*.txt"))).values())
+    classifier = build_classifier(taxonomy)
+    rounds = 20
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for note in notes:
+            classifier.classify(note.title, note.paragraph)
+    per_note = (time.perf_counter() - start) / (rounds * len(notes))
+    print(f"\nclassify: {per_note * 1e6:.1f} µs per note")
+    assert per_note < 0.5e-3
