@@ -217,6 +217,61 @@ def preview(
         out.print(digest_renderable(digest, services.taxonomy))
 
 
+@app.command()
+def post(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the messages instead of posting them.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --dry-run: print Block Kit JSON.")
+    ] = False,
+    channel_rate: Annotated[
+        float, typer.Option("--channel-rate", min=0, help="Channel messages per second.")
+    ] = 1.0,
+    dm_rate: Annotated[float, typer.Option("--dm-rate", min=0, help="DMs per second.")] = 1.0,
+) -> None:
+    """Post the weekly digest now: every note not yet posted to PRDIGEST_CHANNEL, once.
+
+    Ingests PRDIGEST_DIGESTS_DIR first, then posts one parent message, one thread reply per
+    role and the subscribers' DMs; an unfinished earlier run is finished first. Posts
+    nothing when there is nothing new or another process is posting. --dry-run needs no
+    token and changes nothing (files not yet ingested are not shown).
+    """
+    from bot.delivery import DeliveryError, Pacing, publish_weekly_digest
+    from bot.render.digest_blocks import message_text
+    from bot.slack_client import build_web_client
+
+    settings = settings_or_exit()
+    if not dry_run and settings.slack_bot_token is None:
+        raise CliError("SLACK_BOT_TOKEN is not set (use --dry-run to see the messages)")
+    with open_services(settings) as services:
+        client = None if dry_run else build_web_client(settings)
+        try:
+            result = publish_weekly_digest(
+                services,
+                client,
+                now_utc(),
+                dry_run=dry_run,
+                pacing=Pacing(channel_per_second=channel_rate, dm_per_second=dm_rate),
+            )
+        except DeliveryError as exc:
+            err.print(f"[red]prdigest:[/red] {exc}", highlight=False)
+            raise typer.Exit(1) from None
+    for error in result.ingest_errors:
+        err.print(f"[yellow]skipped[/yellow] {error}", highlight=False)
+    for message in result.preview:
+        if as_json:
+            item = {"part": message.part, "channel": message.channel, **message.payload}
+            sys.stdout.write(json.dumps(item, ensure_ascii=False) + "\n")
+        else:
+            out.rule(f"{message.part} → {message.channel}")
+            out.print(message_text(message.payload), highlight=False, markup=False)
+    if as_json:
+        err.print(result.message, highlight=False)
+    else:
+        out.print(result.message, highlight=False, soft_wrap=True)
+
+
 def main() -> None:
     """Console entry point."""
     app()

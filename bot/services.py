@@ -17,6 +17,7 @@ from bot.domain import Digest, Note, Role
 from bot.ingest import NoteFileError, find_note_files, parse_note_file
 from bot.search import Query, parse_query
 from bot.store import Page, Store
+from bot.store.ledger import Ledger
 from bot.taxonomy import Taxonomy, load_taxonomy
 
 log = logging.getLogger(__name__)
@@ -134,6 +135,16 @@ def notes_of_week(services: Services, week: str) -> list[Note]:
 
 
 def preview_digest(services: Services, week: str | None, now: datetime) -> Digest:
-    """The digest of the notes ingested in `week` (default: the current week)."""
-    label = week or week_label(now, services.settings.zone)
-    return build_digest(notes_of_week(services, label), services.taxonomy, label)
+    """The notes ingested in `week`; without a week, what `prdigest post` would post now.
+
+    "Now" is every note not yet posted to `PRDIGEST_CHANNEL` (to any channel when unset),
+    labelled as an addition when this week's digest already went out.
+    """
+    if week is not None:
+        return build_digest(notes_of_week(services, week), services.taxonomy, week)
+    label = week_label(now, services.settings.zone)
+    ledger = Ledger(services.store.engine)
+    channel = services.settings.channel
+    unposted = services.store.get_notes(ledger.unposted_note_ids(channel))
+    addition = ledger.week_posted(channel, label)
+    return build_digest(unposted, services.taxonomy, label, addition)

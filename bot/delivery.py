@@ -1,0 +1,622 @@
+"""The weekly digest job: post every unposted note once to the channel, then DM subscribers.
+
+`publish_weekly_digest` is a plain function (the scheduler, `prdigest post` and the tests call
+it). Exactly-once rests on the ledger in `bot.store.ledger`: a run is claimed atomically with
+its note set and rendered messages; each message's `ts` is recorded as soon as Slack accepts
+it; each message carries Slack metadata (`prdigest_digest`, run key, part), so a run resumed
+after a crash first looks in the channel (and threads, and DMs) for what Slack already has.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.digest import build_digest, week_label
+from bot.domain import Note, Role
+from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
+from bot.services import Services, ingest_default
+from bot.store.ledger import (
+    Claim,
+    Ledger,
+    LostClaimError,
+    Part,
+    Plan,
+    PlannedPart,
+    Planner,
+    Run,
+    process_identity,
+)
+
+log = logging.getLogger(__name__)
+
+EVENT_TYPE = "prdigest_digest"
+_HISTORY_MARGIN = timedelta(minutes=5)
+_MAX_CLAIMS = 4  # resume at most a few crashed runs before the new one
+
+# Errors that concern one DM recipient only: that DM is settled (not sent), the run goes on.
+_RECIPIENT_ERRORS = frozenset(
+    {
+        "user_not_found",
+        "user_not_visible",
+        "user_disabled",
+        "cannot_dm_bot",
+        "channel_not_found",
+        "is_archived",
+        "messages_tab_disabled",
+    }
+)
+
+
+class DeliveryError(RuntimeError):
+    """The digest could not be delivered; the message names the cause and what to do."""
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """Messages per second: channel posts (per channel) and DMs (overall). 0 = unpaced."""
+
+    channel_per_second: float = 1.0
+    dm_per_second: float = 1.0
+
+
+class Pacer:
+    """Spaces calls at least `1 / per_second` apart (monotonic clock)."""
+
+    def __init__(self, per_second: float) -> None:
+        self.interval = 1.0 / per_second if per_second > 0 else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        if not self.interval:
+            return
+        with self._lock:
+            now = time.monotonic()
+            if self._next > now:
+                time.sleep(self._next - now)
+                now = self._next
+            self._next = now + self.interval
+
+
+@dataclass(frozen=True)
+class PreviewMessage:
+    """A message `--dry-run` would post."""
+
+    part: str
+    channel: str
+    payload: Message
+
+
+@dataclass
+class RunResult:
+    """What one call of the job did."""
+
+    status: str  # "posted", "nothing_new", "busy", "slot_done", "dry_run"
+    message: str
+    runs: list[int] = field(default_factory=list)
+    notes: int = 0
+    posted: int = 0  # channel messages posted by this call
+    found: int = 0  # messages Slack already had (recovered after a crash)
+    dms: int = 0
+    addition: bool = False
+    ingest_errors: list[str] = field(default_factory=list)
+    preview: list[PreviewMessage] = field(default_factory=list)
+
+
+def slot_key(slot: datetime) -> str:
+    return slot.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def require_channel(services: Services) -> str:
+    channel = services.settings.channel
+    if not channel:
+        raise DeliveryError(
+            "PRDIGEST_CHANNEL is not set: set it to the channel ID (C…) of the weekly digest"
+        )
+    return channel
+
+
+# -- planning -------------------------------------------------------------------------
+
+
+def _channel_planner(services: Services, channel: str, week: str) -> Planner:
+    def plan(note_ids: list[int], addition: bool) -> Plan | None:
+        notes = services.store.get_notes(note_ids)
+        digest = build_digest(notes, services.taxonomy, week, addition)
+        if digest.is_empty and (addition or not services.settings.post_empty):
+            return None
+        parts = [PlannedPart("parent", "parent", channel, parent_message(digest))]
+        note_roles: dict[int, str] = {}
+        for section in digest.sections:
+            slug = section.role.slug
+            for index, message in enumerate(
+                role_messages(section, digest, services.taxonomy), start=1
+            ):
+                parts.append(PlannedPart(f"role:{slug}:{index}", "thread", channel, message))
+            note_roles.update((n.id, slug) for n in section.notes)
+        return Plan(note_roles=note_roles, parts=parts)
+
+    return plan
+
+
+def _dm_sort_key(slug: str) -> Callable[[Note], tuple[int, float, int]]:
+    return lambda n: (n.verdict_for(slug).rank, -n.ingested_at.timestamp(), -n.id)
+
+
+def _dm_sections(
+    services: Services,
+    notes: list[Note],
+    roles: list[str],
+    sent: set[int],
+    links: dict[str, str],
+) -> list[DmSection]:
+    """A subscriber's new notes, each once, under their primary role when subscribed."""
+    known = [r for r in services.taxonomy.slugs if r in roles]
+    chosen: dict[str, list[Note]] = {slug: [] for slug in known}
+    for note in notes:
+        if note.id in sent:
+            continue
+        mine = [r for r in note.roles if r in chosen]
+        if not mine:
+            continue
+        target = note.primary_role if note.primary_role in mine else mine[0]
+        chosen[target].append(note)
+    sections: list[DmSection] = []
+    for slug in known:
+        members = sorted(chosen[slug], key=_dm_sort_key(slug))
+        if members:
+            role: Role = services.taxonomy.get(slug)
+            sections.append(DmSection(role, tuple(members), links.get(slug) or links.get("")))
+    return sections
+
+
+def _note_ids_in(message: Message) -> list[int]:
+    ids = []
+    for block in message["blocks"]:
+        block_id = str(block.get("block_id", ""))
+        if block_id.startswith("note-"):
+            ids.append(int(block_id.removeprefix("note-")))
+    return ids
+
+
+def _plan_dm_messages(
+    services: Services,
+    run: Run,
+    notes: list[Note],
+    subscriptions: dict[tuple[str, str], list[str]],
+    links: dict[str, str],
+    already: dict[tuple[str, str], set[int]],
+) -> tuple[list[PlannedPart], list[tuple[str, str, int, str]]]:
+    parts: list[PlannedPart] = []
+    rows: list[tuple[str, str, int, str]] = []
+    for (team_id, user_id), roles in subscriptions.items():
+        sections = _dm_sections(
+            services, notes, roles, already.get((team_id, user_id), set()), links
+        )
+        if not sections:
+            continue
+        for index, message in enumerate(
+            dm_messages(run.week, run.addition, sections, services.taxonomy), start=1
+        ):
+            part = f"dm:{team_id}:{user_id}:{index}"
+            parts.append(PlannedPart(part, "dm", user_id, message))
+            rows.extend((team_id, user_id, note_id, part) for note_id in _note_ids_in(message))
+    return parts, rows
+
+
+# -- Slack ----------------------------------------------------------------------------
+
+
+def explain_slack_error(error: str, channel: str, part: str) -> str:
+    """One line naming the cause and what to do about it."""
+    if error == "not_in_channel":
+        return (
+            f"the bot is not a member of channel {channel}: invite the bot to the channel "
+            f"(/invite @prdigest in <#{channel}>), then run `prdigest post` or restart"
+        )
+    if error == "channel_not_found":
+        return (
+            f"channel {channel} not found: set PRDIGEST_CHANNEL to a channel ID (C…) the bot "
+            "can see, and invite the bot there"
+        )
+    if error in ("invalid_auth", "not_authed", "token_revoked", "account_inactive"):
+        return f"Slack refused the bot token ({error}): check SLACK_BOT_TOKEN"
+    if error in ("msg_blocks_too_long", "invalid_blocks", "msg_too_long"):
+        return (
+            f"Slack refused message {part} as too long or invalid ({error}); "
+            "nothing was marked sent, the run resumes on the next start"
+        )
+    if error == "ratelimited":
+        return "Slack kept rate-limiting chat.postMessage; the run resumes on the next start"
+    if error == "missing_scope":
+        return "the Slack app lacks a scope (chat:write, channels:history, im:write)"
+    return f"Slack answered {error} for message {part}"
+
+
+def _metadata_of(message: dict[str, Any], run_key: str) -> str | None:
+    metadata = message.get("metadata") or {}
+    if metadata.get("event_type") != EVENT_TYPE:
+        return None
+    payload = metadata.get("event_payload") or {}
+    if payload.get("run_id") != run_key:
+        return None
+    part = payload.get("part")
+    return str(part) if part else None
+
+
+class _Poster:
+    """Posts one claimed run's messages, recording each as soon as Slack accepts it."""
+
+    def __init__(
+        self,
+        services: Services,
+        client: WebClient,
+        ledger: Ledger,
+        run: Run,
+        owner: str,
+        pacing: Pacing,
+    ) -> None:
+        self.services = services
+        self.client = client
+        self.ledger = ledger
+        self.run = run
+        self.owner = owner
+        self.channel_pacer = Pacer(pacing.channel_per_second)
+        self.dm_pacer = Pacer(pacing.dm_per_second)
+        self.posted = 0
+        self.found = 0
+        self.dms = 0
+
+    # Recovery: what Slack already has of this run.
+
+    def _scan(self, method: str, **kwargs: Any) -> dict[str, tuple[str, str | None, str]]:
+        found: dict[str, tuple[str, str | None, str]] = {}
+        cursor: str | None = None
+        channel = str(kwargs["channel"])
+        while True:
+            call = getattr(self.client, method)
+            response = call(include_all_metadata=True, limit=200, cursor=cursor, **kwargs)
+            for message in response.get("messages") or []:
+                part = _metadata_of(message, self.run.run_key)
+                if part:
+                    found[part] = (str(message["ts"]), message.get("thread_ts"), channel)
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                return found
+
+    def _oldest(self) -> str:
+        return f"{(self.run.created_at - _HISTORY_MARGIN).timestamp():.6f}"
+
+    def recover_channel(self, parts: list[Part]) -> None:
+        missing = [p for p in parts if p.kind != "dm" and not p.settled]
+        if not missing:
+            return
+        channel = self.run.channel
+        found = self._scan("conversations_history", channel=channel, oldest=self._oldest())
+        parent = self._record_found(parts, found, "parent")
+        if parent is None:
+            return
+        found.update(self._scan("conversations_replies", channel=channel, ts=parent))
+        for part in missing:
+            if part.part != "parent":
+                self._record_found(parts, found, part.part)
+
+    def recover_dms(self, parts: list[Part]) -> None:
+        users = {p.channel for p in parts if p.kind == "dm" and not p.settled}
+        for user in sorted(users):
+            try:
+                opened = self.client.conversations_open(users=user)
+                dm_channel = str(opened["channel"]["id"])
+                found = self._scan(
+                    "conversations_history", channel=dm_channel, oldest=self._oldest()
+                )
+            except SlackApiError as exc:
+                log.warning(
+                    "could not read the DMs of %s to resume: %s", user, exc.response.get("error")
+                )
+                continue
+            for part in parts:
+                if part.kind == "dm" and part.channel == user and not part.settled:
+                    self._record_found(parts, found, part.part)
+
+    def _record_found(
+        self, parts: list[Part], found: dict[str, tuple[str, str | None, str]], name: str
+    ) -> str | None:
+        part = next((p for p in parts if p.part == name), None)
+        if part is None:
+            return None
+        if part.ts is not None:
+            return part.ts
+        if name not in found:
+            return None
+        ts, thread_ts, channel = found[name]
+        self.ledger.record_sent(
+            self.run.id, name, self.owner, ts=ts, thread_ts=thread_ts, posted_channel=channel
+        )
+        self.found += 1
+        log.info("digest run %s: %s was already in Slack (ts %s)", self.run.id, name, ts)
+        return ts
+
+    # Posting.
+
+    def post(self, part: Part, thread_ts: str | None) -> None:
+        metadata = {
+            "event_type": EVENT_TYPE,
+            "event_payload": {"run_id": self.run.run_key, "part": part.part},
+        }
+        (self.dm_pacer if part.kind == "dm" else self.channel_pacer).wait()
+        try:
+            response = self.client.chat_postMessage(
+                channel=part.channel,
+                text=str(part.payload.get("text", "")),
+                blocks=part.payload.get("blocks"),
+                thread_ts=thread_ts,
+                metadata=metadata,
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or "unknown_error")
+            if part.kind == "dm" and error in _RECIPIENT_ERRORS:
+                log.warning("could not DM %s (%s); skipped", part.channel, error)
+                self.ledger.record_undeliverable(self.run.id, part.part, error)
+                return
+            raise DeliveryError(explain_slack_error(error, part.channel, part.part)) from None
+        except SlackClientError as exc:
+            raise DeliveryError(f"Slack is unreachable ({exc}); the run resumes later") from None
+        self.ledger.record_sent(
+            self.run.id,
+            part.part,
+            self.owner,
+            ts=str(response["ts"]),
+            thread_ts=thread_ts,
+            posted_channel=str(response.get("channel") or part.channel),
+        )
+        if part.kind == "dm":
+            self.dms += 1
+        else:
+            self.posted += 1
+
+    def permalinks(self, parts: list[Part]) -> dict[str, str]:
+        """Role slug -> link to its thread; "" -> link to the parent message."""
+        links: dict[str, str] = {}
+        channel = self.run.channel
+        parent = next((p.ts for p in parts if p.part == "parent"), None)
+        for part in parts:
+            if part.ts is None or part.kind == "dm":
+                continue
+            if part.part == "parent":
+                key = ""
+            elif part.part.endswith(":1"):
+                key = part.part.split(":")[1]
+            else:
+                continue
+            try:
+                links[key] = str(
+                    self.client.chat_getPermalink(channel=channel, message_ts=part.ts)["permalink"]
+                )
+            except SlackClientError:
+                suffix = f"?thread_ts={parent}&cid={channel}" if key and parent else ""
+                links[key] = (
+                    f"https://slack.com/archives/{channel}/p{part.ts.replace('.', '')}{suffix}"
+                )
+        return links
+
+    def deliver(self) -> None:
+        parts = self.ledger.parts(self.run.id)
+        if self.run.resumed:
+            self._recover(self.recover_channel, parts)
+            parts = self.ledger.parts(self.run.id)
+        parent_ts = next((p.ts for p in parts if p.part == "parent"), None)
+        for part in parts:
+            if part.kind == "dm" or part.settled:
+                continue
+            thread_ts = None if part.kind == "parent" else parent_ts
+            self.post(part, thread_ts)
+            if part.kind == "parent":
+                parent_ts = next(p.ts for p in self.ledger.parts(self.run.id) if p.part == "parent")
+        self._plan_dms()
+        parts = self.ledger.parts(self.run.id)
+        if self.run.resumed:
+            self._recover(self.recover_dms, parts)
+            parts = self.ledger.parts(self.run.id)
+        for part in parts:
+            if part.kind == "dm" and not part.settled:
+                self.post(part, None)
+        self.ledger.finish(self.run.id, self.owner)
+
+    def _recover(self, step: Callable[[list[Part]], None], parts: list[Part]) -> None:
+        try:
+            step(parts)
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or "unknown_error")
+            raise DeliveryError(explain_slack_error(error, self.run.channel, "history")) from None
+        except SlackClientError as exc:
+            raise DeliveryError(f"Slack is unreachable ({exc}); the run resumes later") from None
+
+    def _plan_dms(self) -> None:
+        if self.ledger.get_run(self.run.id).dm_planned:
+            return
+        subscriptions = self.services.store.all_subscriptions()
+        note_ids = list(self.ledger.run_notes(self.run.id))
+        if not subscriptions or not note_ids:
+            self.ledger.plan_dms(self.run.id, self.owner, lambda _a: ([], []), [])
+            return
+        notes = self.services.store.get_notes(note_ids)
+        links = self.permalinks(self.ledger.parts(self.run.id))
+
+        def plan(
+            already: dict[tuple[str, str], set[int]],
+        ) -> tuple[list[PlannedPart], list[Any]]:
+            return _plan_dm_messages(self.services, self.run, notes, subscriptions, links, already)
+
+        self.ledger.plan_dms(self.run.id, self.owner, plan, list(subscriptions))
+
+
+# -- the job --------------------------------------------------------------------------
+
+
+def _deliver_claimed(
+    services: Services,
+    client: WebClient,
+    ledger: Ledger,
+    run: Run,
+    owner: str,
+    pacing: Pacing,
+    result: RunResult,
+) -> None:
+    poster = _Poster(services, client, ledger, run, owner, pacing)
+    try:
+        poster.deliver()
+    except DeliveryError as exc:
+        ledger.release(run.id, owner, str(exc))
+        log.error("weekly digest not delivered (run %s stays unfinished): %s", run.id, exc)
+        raise
+    except LostClaimError:
+        log.error("digest run %s was taken over by another process; stopped", run.id)
+        raise
+    except Exception as exc:
+        ledger.release(run.id, owner, f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        result.posted += poster.posted
+        result.found += poster.found
+        result.dms += poster.dms
+    result.runs.append(run.id)
+    result.notes += run.note_count
+    result.addition = result.addition or run.addition
+
+
+def resume_unfinished_runs(
+    services: Services, client: WebClient, *, pacing: Pacing | None = None
+) -> RunResult:
+    """Finish runs a crashed or failed process left behind (nothing new is claimed)."""
+    ledger = Ledger(services.store.engine)
+    owner = process_identity()
+    result = RunResult("nothing_new", "no unfinished digest run")
+    for run in ledger.open_runs():
+        taken = ledger.take_over_if_claimable(run, owner)
+        if taken is None:
+            continue
+        log.info("resuming digest run %s (%s, %s)", taken.id, taken.channel, taken.week)
+        _deliver_claimed(services, client, ledger, taken, owner, pacing or Pacing(), result)
+    if result.runs:
+        result.status = "posted"
+        result.message = f"resumed digest run(s) {', '.join(map(str, result.runs))}"
+    return result
+
+
+def publish_weekly_digest(
+    services: Services,
+    client: WebClient | None,
+    now: datetime,
+    *,
+    slot: datetime | None = None,
+    dry_run: bool = False,
+    pacing: Pacing | None = None,
+) -> RunResult:
+    """Ingest new note files, then post every note not yet posted to the channel, once.
+
+    One parent message (counts per role, top deep reads) and one thread reply per role
+    (split where Block Kit requires); then each subscriber gets a DM with the new notes of
+    their roles. A run left unfinished by a crash or a Slack error is resumed first.
+    `slot` is the scheduled time this run stands for (at most one run per slot).
+    `dry_run` renders what would be posted and changes nothing.
+    Raises DeliveryError (the run stays unfinished) when Slack refuses.
+    """
+    channel = require_channel(services)
+    zone = services.settings.zone
+    week = week_label(slot or now, zone)
+    ledger = Ledger(services.store.engine)
+    if dry_run:
+        return _dry_run(services, ledger, channel, week)
+    if client is None:
+        raise DeliveryError("a Slack client is needed to post; set SLACK_BOT_TOKEN")
+    report = ingest_default(services, now)
+    errors = [str(e) for e in report.errors]
+    for error in errors:
+        log.warning("note file skipped: %s", error)
+    owner = process_identity()
+    key = slot_key(slot) if slot is not None else None
+    result = RunResult("nothing_new", "nothing new to post", ingest_errors=errors)
+    planner = _channel_planner(services, channel, week)
+    for _ in range(_MAX_CLAIMS):
+        claim: Claim = ledger.claim_run(
+            channel=channel, week=week, slot=key, owner=owner, plan=planner
+        )
+        if claim.run is not None and claim.outcome in ("new", "resume"):
+            if claim.outcome == "resume":
+                log.info("resuming unfinished digest run %s", claim.run.id)
+            _deliver_claimed(services, client, ledger, claim.run, owner, pacing or Pacing(), result)
+            if claim.outcome == "resume":
+                continue
+            break
+        if not result.runs:
+            if claim.outcome == "busy":
+                result.status = "busy"
+                result.message = (
+                    f"another process is posting the digest to {channel} "
+                    f"({claim.holder or 'starting'}); nothing posted"
+                )
+            elif claim.outcome == "slot_done":
+                result.status = "slot_done"
+                result.message = f"the digest of slot {key} was already handled"
+        break
+    if result.runs:
+        result.status = "posted"
+        label = "addition to " if result.addition else ""
+        result.message = (
+            f"posted the {label}{week} digest to {channel}: {result.notes} notes, "
+            f"{result.posted} channel messages ({result.found} found already posted), "
+            f"{result.dms} DMs"
+        )
+    log.info("weekly digest: %s", result.message)
+    return result
+
+
+def _dry_run(services: Services, ledger: Ledger, channel: str, week: str) -> RunResult:
+    ids = ledger.unposted_note_ids(channel)
+    addition = ledger.week_posted(channel, week)
+    plan = _channel_planner(services, channel, week)(ids, addition)
+    result = RunResult("dry_run", "", addition=addition)
+    if plan is None:
+        result.message = f"nothing new to post to {channel} (dry run)"
+        return result
+    result.notes = len(plan.note_roles)
+    result.preview = [PreviewMessage(p.part, p.channel, p.payload) for p in plan.parts]
+    subscriptions = services.store.all_subscriptions()
+    if subscriptions and plan.note_roles:
+        notes = services.store.get_notes(list(plan.note_roles))
+        fake_run = Run(
+            id=0,
+            run_key="",
+            channel=channel,
+            week=week,
+            slot=None,
+            addition=addition,
+            status="open",
+            claimed_by=None,
+            heartbeat=None,
+            attempts=1,
+            dm_planned=False,
+            note_count=len(notes),
+            created_at=datetime.now(UTC),
+        )
+        already = {who: ledger.dm_sent_notes(*who) for who in subscriptions}
+        parts, _rows = _plan_dm_messages(services, fake_run, notes, subscriptions, {}, already)
+        result.preview.extend(PreviewMessage(p.part, p.channel, p.payload) for p in parts)
+    label = "an addition to " if addition else ""
+    result.message = (
+        f"dry run: would post {label}the {week} digest to {channel}: {result.notes} notes, "
+        f"{len(result.preview)} messages"
+    )
+    return result

@@ -1,0 +1,164 @@
+"""Block Kit messages of the weekly digest: the channel parent, role threads and DMs.
+
+Each function returns message payloads (`{"text": ..., "blocks": [...]}`); nothing here
+talks to Slack. Long lists are split with `pack_groups`, which never cuts a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.domain import Digest, Note, Role, RoleSection, Verdict
+from bot.render.blocks import (
+    SUBSCRIBE_ACTION_ID,
+    Block,
+    button,
+    clip,
+    context_block,
+    escape,
+    header_block,
+    note_block,
+    pack_groups,
+    section_block,
+)
+from bot.taxonomy import Taxonomy
+
+Message = dict[str, Any]
+
+TITLE = "vLLM 精读推荐"
+ADDITION_LABEL = "补充 / addition"
+TOP_DEEP_READS = 5
+# Room kept in every reply for its heading and the subscribe button.
+_RESERVE_BLOCKS = 2
+_RESERVE_CHARS = 600
+
+
+def digest_title(week: str, addition: bool) -> str:
+    """ "vLLM 精读推荐 · 2026-W48", with "· 补充 / addition" for a follow-up."""
+    title = f"{TITLE} · {week}"
+    return f"{title} · {ADDITION_LABEL}" if addition else title
+
+
+def _tally(section: RoleSection) -> str:
+    counts = section.counts()
+    return " · ".join(f"{v.badge} {counts[v]}" for v in Verdict if counts[v])
+
+
+def _note_link(note: Note) -> str:
+    title = escape(clip(note.title, 150))
+    return f"<{note.pr_url}|{title}>" if note.pr_url else title
+
+
+def parent_message(digest: Digest) -> Message:
+    """Header, notes per role with verdict counts, and the week's top deep reads."""
+    title = digest_title(digest.week, digest.addition)
+    blocks: list[Block] = [header_block(title)]
+    if digest.is_empty:
+        blocks.append(section_block("本周没有新的笔记。 / No new notes this week."))
+        return {"text": f"{title}: no new notes", "blocks": blocks}
+    intro = (
+        "本周补充的笔记 / Notes that arrived after this week's digest"
+        if digest.addition
+        else "本周的 PR 阅读推荐 / This week's PR reading list"
+    )
+    lines = [f"*{intro}* — {len(digest.notes)} notes"]
+    for section in digest.sections:
+        lines.append(f"• *{escape(section.role.label)}*: {len(section.notes)}  ({_tally(section)})")
+    blocks.append(section_block("\n".join(lines)))
+    top = digest.top_deep_reads(TOP_DEEP_READS)
+    if top:
+        reads = [f"{i}. {_note_link(n)}" for i, n in enumerate(top, start=1)]
+        blocks.append(section_block("*本周精读 / Top deep reads*\n" + "\n".join(reads)))
+    blocks.append(
+        context_block("每个角色一个话题串，见下方回复。 / One thread reply per role below.")
+    )
+    return {"text": f"{title}: {len(digest.notes)} notes", "blocks": blocks}
+
+
+def subscribe_block(role: Role) -> Block:
+    label = f"Subscribe me to {role.name_en}"
+    return {
+        "type": "actions",
+        "block_id": f"subscribe-{role.slug}",
+        "elements": [button(label, SUBSCRIBE_ACTION_ID, role.slug, style="primary")],
+    }
+
+
+def role_messages(section: RoleSection, digest: Digest, taxonomy: Taxonomy) -> list[Message]:
+    """One role's thread replies: its notes best first, split where Block Kit requires.
+
+    Every reply starts with the role heading; the last one carries the subscribe button.
+    """
+    role = section.role
+    groups = [[note_block(n, role.slug, taxonomy)] for n in section.notes]
+    packed = pack_groups(groups, reserve_blocks=_RESERVE_BLOCKS, reserve_chars=_RESERVE_CHARS)
+    out: list[Message] = []
+    for index, chunk in enumerate(packed, start=1):
+        part = f" ({index}/{len(packed)})" if len(packed) > 1 else ""
+        addition = f" · {ADDITION_LABEL}" if digest.addition else ""
+        heading = (
+            f"*{escape(role.label)}*{part} — {len(section.notes)} notes · "
+            f"{_tally(section)}{addition}"
+        )
+        blocks: list[Block] = [section_block(heading), *chunk]
+        if index == len(packed):
+            blocks.append(subscribe_block(role))
+        out.append(
+            {
+                "text": f"{digest_title(digest.week, digest.addition)} · {role.label}{part}",
+                "blocks": blocks,
+            }
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class DmSection:
+    """One subscribed role in a DM: its new notes and a link to the channel thread."""
+
+    role: Role
+    notes: tuple[Note, ...]
+    thread_link: str | None
+
+
+def dm_messages(
+    week: str, addition: bool, sections: Sequence[DmSection], taxonomy: Taxonomy
+) -> list[Message]:
+    """A subscriber's DM: the new notes of their roles, split only when needed."""
+    title = digest_title(week, addition)
+    groups: list[list[Block]] = []
+    for section in sections:
+        link = (
+            f" · <{section.thread_link}|频道话题串 / channel thread>" if section.thread_link else ""
+        )
+        heading = section_block(f"*{escape(section.role.label)}* — {len(section.notes)}{link}")
+        for i, note in enumerate(section.notes):
+            block = note_block(note, section.role.slug, taxonomy)
+            groups.append([heading, block] if i == 0 else [block])
+    packed = pack_groups(groups, reserve_blocks=1, reserve_chars=_RESERVE_CHARS)
+    total = sum(len(s.notes) for s in sections)
+    out: list[Message] = []
+    for index, chunk in enumerate(packed, start=1):
+        part = f" ({index}/{len(packed)})" if len(packed) > 1 else ""
+        top: Block = header_block(f"{title}{part}")
+        out.append(
+            {"text": f"{title}: {total} notes for your roles{part}", "blocks": [top, *chunk]}
+        )
+    return out
+
+
+def message_text(message: Message) -> str:
+    """A message's blocks as plain lines, for the terminal (`prdigest post --dry-run`)."""
+    lines: list[str] = []
+    for block in message.get("blocks", []):
+        kind = block.get("type")
+        if kind in ("header", "section"):
+            lines.append(str(block["text"]["text"]))
+        elif kind == "context":
+            lines.append(" ".join(str(e.get("text", "")) for e in block.get("elements", [])))
+        elif kind == "actions":
+            labels = [str(e["text"]["text"]) for e in block.get("elements", []) if "text" in e]
+            lines.append(" ".join(f"[{label}]" for label in labels))
+    return "\n".join(lines) if lines else str(message.get("text", ""))
