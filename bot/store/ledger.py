@@ -212,12 +212,16 @@ class Ledger:
             return self._unposted_ids(conn, channel)
 
     @staticmethod
-    def _week_posted(conn: Connection, channel: str | None, week: str) -> bool:
+    def _week_posted(
+        conn: Connection, channel: str | None, week: str, exclude: int | None = None
+    ) -> bool:
         stmt = (
             sa.select(sa.func.count())
             .select_from(digest_runs)
             .where(digest_runs.c.week == week, digest_runs.c.status != EMPTY)
         )
+        if exclude is not None:
+            stmt = stmt.where(digest_runs.c.id != exclude)
         if channel is not None:
             stmt = stmt.where(digest_runs.c.channel == channel)
         return int(conn.execute(stmt).scalar_one()) > 0
@@ -324,7 +328,7 @@ class Ledger:
                 .returning(digest_runs.c.id)
             ).scalar_one()
             ids = self._unposted_ids(conn, channel)
-            addition = self._week_posted(conn, channel, week)
+            addition = self._week_posted(conn, channel, week, exclude=run_id)
             planned = plan(ids, addition)
             if planned is None:
                 if slot is None:
