@@ -1,0 +1,108 @@
+"""Buttons: subscribe / unsubscribe (App Home or a digest message) and "More" pages."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_bolt.context.respond import Respond
+from slack_sdk import WebClient
+
+from bot.commands import app_home, change_subscriptions, lookup_page
+from bot.digest import now_utc
+from bot.listeners.commands import send_ephemeral
+from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, UNSUBSCRIBE_ACTION_ID
+from bot.render.replies import MorePage, error_reply
+from bot.services import Services
+
+log = logging.getLogger(__name__)
+
+
+def _action_pattern(base: str) -> re.Pattern[str]:
+    """The plain action id (digest messages) or its per-role form (App Home)."""
+    return re.compile(rf"^{re.escape(base)}(:[a-z0-9-]+)?$")
+
+
+def _who(body: dict[str, Any]) -> tuple[str | None, str | None]:
+    user = body.get("user") or {}
+    team = (body.get("team") or {}).get("id") or user.get("team_id")
+    return team, user.get("id")
+
+
+def _channel(body: dict[str, Any]) -> str | None:
+    container = body.get("container") or {}
+    return container.get("channel_id") or (body.get("channel") or {}).get("id")
+
+
+def register(app: App, services: Services) -> None:
+    def toggle(
+        ack: Ack,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+        subscribe: bool,
+    ) -> None:
+        ack()
+        team_id, user_id = _who(body)
+        slug = str(action.get("value") or "")
+        if not team_id or not user_id:
+            log.warning("button click without team or user ignored")
+            return
+        role = services.taxonomy.resolve(slug)
+        in_home = (body.get("container") or {}).get("type") == "view"
+        if role is None:
+            reply = error_reply(f"`{slug[:60]}` is no longer a role; nothing was changed.")
+        else:
+            reply = change_subscriptions(
+                services, team_id, user_id, [role.slug], subscribe=subscribe
+            )
+        if in_home:
+            view = app_home(services, team_id, user_id, now_utc())
+            client.views_publish(user_id=user_id, view=view)
+            return
+        channel = _channel(body)
+        if channel:
+            client.chat_postEphemeral(channel=channel, user=user_id, **reply)
+        else:
+            send_ephemeral(respond, client, None, user_id, reply)
+
+    @app.action(_action_pattern(SUBSCRIBE_ACTION_ID))
+    def on_subscribe(
+        ack: Ack,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+    ) -> None:
+        toggle(ack, body, action, respond, client, subscribe=True)
+
+    @app.action(_action_pattern(UNSUBSCRIBE_ACTION_ID))
+    def on_unsubscribe(
+        ack: Ack,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+    ) -> None:
+        toggle(ack, body, action, respond, client, subscribe=False)
+
+    @app.action(MORE_ACTION_ID)
+    def on_more(
+        ack: Ack,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+    ) -> None:
+        ack()
+        _team, user_id = _who(body)
+        page = MorePage.decode(str(action.get("value") or ""))
+        if page is None:
+            reply = error_reply("That button no longer works; run the command again.")
+        else:
+            reply = lookup_page(services, page.query, page.offset)
+        if user_id:
+            send_ephemeral(respond, client, _channel(body), user_id, reply)

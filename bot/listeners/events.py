@@ -1,0 +1,26 @@
+"""Events API: the App Home tab is rendered each time a user opens it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot.commands import app_home
+from bot.digest import now_utc
+from bot.services import Services
+
+
+def register(app: App, services: Services) -> None:
+    @app.event("app_home_opened")
+    def publish_home(event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
+        """Events are acked by Bolt before this runs."""
+        if event.get("tab", "home") != "home":
+            return
+        user_id = event.get("user")
+        team_id = body.get("team_id") or (body.get("authorizations") or [{}])[0].get("team_id")
+        if not user_id or not team_id:
+            return
+        view = app_home(services, str(team_id), str(user_id), now_utc())
+        client.views_publish(user_id=str(user_id), view=view)

@@ -1,0 +1,349 @@
+"""Block Kit for `/prdigest` replies and the App Home view.
+
+Every builder is a pure function returning a message dict (`text` fallback plus `blocks`)
+or a view dict; the listeners send them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.domain import Note, Role
+from bot.render.blocks import (
+    MAX_HOME_BLOCKS,
+    MAX_MESSAGE_BLOCKS,
+    MAX_MESSAGE_TEXT_CHARS,
+    MORE_ACTION_ID,
+    SUBSCRIBE_ACTION_ID,
+    UNSUBSCRIBE_ACTION_ID,
+    Block,
+    block_text_size,
+    button,
+    clip,
+    context_block,
+    escape,
+    header_block,
+    note_block,
+    note_plain_text,
+    section_block,
+)
+from bot.taxonomy import Taxonomy
+
+Message = dict[str, Any]
+
+MAX_BUTTON_VALUE = 2000
+HOME_NOTES = 12
+HOME_ROLES = 40
+MAX_FALLBACK_CHARS = 3000
+
+
+def message(text: str, blocks: list[Block] | None = None) -> Message:
+    """A message payload: `text` is the notification / screen-reader fallback."""
+    return {"text": clip(text, MAX_FALLBACK_CHARS), "blocks": blocks or [section_block(text)]}
+
+
+def role_action_id(base: str, slug: str) -> str:
+    """A per-role action id (`prdigest_subscribe:moe-quant`): Slack wants action ids unique
+    within a view, and the listeners match the base id with or without the suffix."""
+    return f"{base}:{slug}"
+
+
+def _role_names(slugs: Sequence[str], taxonomy: Taxonomy) -> list[str]:
+    names = []
+    for slug in slugs:
+        try:
+            role = taxonomy.get(slug)
+        except KeyError:
+            names.append(f"`{slug}`")
+        else:
+            names.append(f"`{role.slug}` ({role.name_zh})")
+    return names
+
+
+def _join(names: Sequence[str]) -> str:
+    return ", ".join(names)
+
+
+# --------------------------------------------------------------------------- simple replies
+
+
+def help_reply(usage_rows: Sequence[tuple[str, str]]) -> Message:
+    """The grammar table (usage, summary) as Block Kit."""
+    rows = [f"`{usage}`\n{escape(summary)}" for usage, summary in usage_rows]
+    blocks = [
+        header_block("prdigest: what to read this week"),
+        section_block("\n".join(rows)),
+        context_block(
+            "Each note says whether a PR is worth a close read (精读), a skim (浏览) "
+            "or can be skipped (可略过), and for whom. Open the app's Home tab to manage "
+            "subscriptions with buttons."
+        ),
+    ]
+    text = "prdigest commands:\n" + "\n".join(f"{u} — {s}" for u, s in usage_rows)
+    return message(text, blocks)
+
+
+def roles_reply(taxonomy: Taxonomy) -> Message:
+    lines = []
+    for role in taxonomy.roles:
+        aliases = ", ".join(role.aliases[:12])
+        line = f"*{escape(role.label)}* `{role.slug}`"
+        if aliases:
+            line += f"\n{escape(aliases)}"
+        lines.append(line)
+    blocks: list[Block] = [header_block("Reader roles")]
+    blocks.extend(_chunk_sections(lines, room=MAX_MESSAGE_BLOCKS - 2))
+    blocks.append(context_block("`/prdigest subscribe <role>` · `/prdigest <role>` for its notes"))
+    text = "Reader roles: " + ", ".join(r.slug for r in taxonomy.roles)
+    return message(text, blocks)
+
+
+def _chunk_sections(lines: Sequence[str], room: int) -> list[Block]:
+    """Lines joined into as few sections as the 3,000-character limit allows."""
+    blocks: list[Block] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        line = clip(line, 2900)
+        if current and size + len(line) + 1 > 2900:
+            blocks.append(section_block("\n".join(current)))
+            current, size = [], 0
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        blocks.append(section_block("\n".join(current)))
+    return blocks[:room]
+
+
+def error_reply(text: str) -> Message:
+    """A problem the user can fix, said plainly."""
+    return message(text, [section_block(f":warning: {text}")])
+
+
+def failure_reply() -> Message:
+    """What a user sees when something broke on our side; details stay in the log."""
+    return error_reply("Sorry, something went wrong on our side. Please try again in a minute.")
+
+
+def unknown_roles_reply(
+    verb: str, unknown: Sequence[str], suggestions: Mapping[str, Sequence[Role]]
+) -> Message:
+    """Subscribe/unsubscribe named a word that is not a role: nothing changed."""
+    parts = []
+    for word in unknown:
+        hint = suggestions.get(word) or ()
+        shown = escape(clip(word, 60))
+        if hint:
+            parts.append(f"`{shown}` is not a role; did you mean {_join([r.slug for r in hint])}?")
+        else:
+            parts.append(f"`{shown}` is not a role.")
+    text = (
+        " ".join(parts)
+        + f" Nothing was {verb}d. `/prdigest roles` lists the roles and their aliases."
+    )
+    return error_reply(text)
+
+
+def subscription_change_reply(
+    changed: Sequence[str], unchanged: Sequence[str], taxonomy: Taxonomy, *, subscribe: bool
+) -> Message:
+    """ "Subscribed to moe-quant; already subscribed to kv-cache." and the reverse."""
+    parts = []
+    if subscribe:
+        if changed:
+            parts.append("Subscribed to " + _join(_role_names(changed, taxonomy)))
+        if unchanged:
+            parts.append("already subscribed to " + _join(_role_names(unchanged, taxonomy)))
+    else:
+        if changed:
+            parts.append("Unsubscribed from " + _join(_role_names(changed, taxonomy)))
+        if unchanged:
+            parts.append("you were not subscribed to " + _join(_role_names(unchanged, taxonomy)))
+    if not parts:
+        parts.append("You had no subscriptions" if not subscribe else "Nothing to change")
+    text = "; ".join(parts) + "."
+    text = text[0].upper() + text[1:]
+    return message(text, [section_block(f":white_check_mark: {text}")])
+
+
+def list_reply(slugs: Sequence[str], taxonomy: Taxonomy) -> Message:
+    if not slugs:
+        text = (
+            "You are not subscribed to any role. Try `/prdigest subscribe moe` "
+            "or `/prdigest roles`."
+        )
+    else:
+        text = "You are subscribed to " + _join(_role_names(slugs, taxonomy)) + "."
+    return message(text)
+
+
+# --------------------------------------------------------------------------- lookup pages
+
+
+@dataclass(frozen=True)
+class MorePage:
+    """What the "More" button carries: the query and the offset of the next page."""
+
+    query: str
+    offset: int
+
+    def encode(self) -> str:
+        return json.dumps({"q": self.query, "o": self.offset}, ensure_ascii=False)
+
+    @classmethod
+    def decode(cls, value: str) -> MorePage | None:
+        """None for a value that is not one of ours."""
+        try:
+            data = json.loads(value)
+        except (ValueError, TypeError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        query, offset = data.get("q"), data.get("o")
+        if not isinstance(query, str) or not isinstance(offset, int) or offset < 0:
+            return None
+        if isinstance(offset, bool):
+            return None
+        return cls(query, offset)
+
+
+def lookup_reply(
+    query: str,
+    role: Role | None,
+    notes: Sequence[Note],
+    total: int,
+    offset: int,
+    taxonomy: Taxonomy,
+    suggestions: Sequence[Role] = (),
+    near: str = "",
+) -> Message:
+    """One page of a role's notes or of search results, with a "More" button when more
+    notes follow. Notes that would break the message size limits wait for the next page."""
+    shown_query = escape(clip(query, 200))
+    if not notes:
+        return _no_match_reply(shown_query, role, total, suggestions, near)
+    slug = role.slug if role else None
+    title = f"{role.label} ({role.slug})" if role else f"Notes matching “{clip(query, 100)}”"
+    reserve_blocks = 3  # header, context, actions
+    head = header_block(title)
+    budget_chars = MAX_MESSAGE_TEXT_CHARS - block_text_size(head) - 400
+    blocks: list[Block] = [head]
+    used = 0
+    page: list[Note] = []
+    for note in notes:
+        block = note_block(note, slug, taxonomy)
+        size = block_text_size(block)
+        if page and (
+            used + size > budget_chars or len(page) + 1 > MAX_MESSAGE_BLOCKS - reserve_blocks
+        ):
+            break
+        blocks.append(block)
+        page.append(note)
+        used += size
+    first, last = offset + 1, offset + len(page)
+    blocks.append(context_block(f"{first}–{last} of {total} notes"))
+    more = MorePage(query, last)
+    if last < total and len(more.encode()) <= MAX_BUTTON_VALUE:
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": "more",
+                "elements": [button("More", MORE_ACTION_ID, more.encode())],
+            }
+        )
+    lines = [note_plain_text(n, slug) for n in page]
+    text = f"{clip(title, 150)}: {first}–{last} of {total}\n" + "\n".join(lines)
+    return message(text, blocks)
+
+
+def _no_match_reply(
+    shown_query: str, role: Role | None, total: int, suggestions: Sequence[Role], near: str
+) -> Message:
+    if role is not None:
+        return message(
+            f"No more notes for {role.slug}." if total else f"No notes for {role.slug} yet."
+        )
+    if total:
+        return message(f"No more notes match “{shown_query}”.")
+    parts = [f"No notes match “{shown_query}”."]
+    if near:
+        parts.append(f"Did you mean `/prdigest {near}`?")
+    if suggestions:
+        parts.append(
+            "Roles with a similar name: " + _join([f"`{r.slug}`" for r in suggestions]) + "."
+        )
+    parts.append("`/prdigest help` shows what I understand; `/prdigest roles` lists the roles.")
+    text = " ".join(parts)
+    return message(text)
+
+
+# --------------------------------------------------------------------------- App Home
+
+
+def home_view(
+    taxonomy: Taxonomy,
+    subscribed: Sequence[str],
+    notes: Sequence[Note],
+    notes_title: str,
+) -> dict[str, Any]:
+    """The Home tab: subscriptions, a button per role, and reading for the user's roles."""
+    mine = [s for s in subscribed if s in taxonomy.slugs]
+    blocks: list[Block] = [header_block("prdigest")]
+    if mine:
+        names = _join(_role_names(mine, taxonomy))
+        blocks.append(section_block(f"You get the weekly reading list for {names}."))
+    else:
+        blocks.append(
+            section_block(
+                "You are not subscribed to any role yet. Pick roles below, or type "
+                "`/prdigest subscribe moe` in any channel."
+            )
+        )
+    blocks.append({"type": "divider"})
+    blocks.append(header_block("Roles"))
+    roles = taxonomy.roles[:HOME_ROLES]
+    for role in roles:
+        blocks.append(_role_row(role, role.slug in mine))
+    if len(taxonomy.roles) > len(roles):
+        blocks.append(
+            context_block(f"{len(taxonomy.roles) - len(roles)} more roles: use `/prdigest roles`.")
+        )
+    blocks.append({"type": "divider"})
+    blocks.append(header_block(notes_title))
+    room = MAX_HOME_BLOCKS - len(blocks) - 1
+    shown = list(_unique(notes))[: max(0, min(HOME_NOTES, room))]
+    if shown:
+        primary = mine[0] if len(mine) == 1 else None
+        blocks.extend(note_block(n, primary, taxonomy) for n in shown)
+    else:
+        blocks.append(context_block("Nothing to read yet for your roles."))
+    return {"type": "home", "blocks": blocks[:MAX_HOME_BLOCKS]}
+
+
+def _role_row(role: Role, subscribed: bool) -> Block:
+    aliases = ", ".join(role.aliases[:6])
+    text = f"*{escape(role.label)}* `{role.slug}`"
+    if aliases:
+        text += f"\n{escape(aliases)}"
+    if subscribed:
+        action = button("Unsubscribe", role_action_id(UNSUBSCRIBE_ACTION_ID, role.slug), role.slug)
+    else:
+        action = button(
+            "Subscribe", role_action_id(SUBSCRIBE_ACTION_ID, role.slug), role.slug, "primary"
+        )
+    block = section_block(text, block_id=f"role-{role.slug}")
+    block["accessory"] = action
+    return block
+
+
+def _unique(notes: Sequence[Note]) -> list[Note]:
+    seen: set[int] = set()
+    out = []
+    for note in notes:
+        if note.id not in seen:
+            seen.add(note.id)
+            out.append(note)
+    return out

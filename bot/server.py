@@ -1,0 +1,185 @@
+"""HTTP mode: a small WSGI app in front of Bolt, served by waitress, plus `/healthz`.
+
+`POST /slack/events` carries slash commands, interactivity and events (one Request URL for
+all three); `GET /healthz` answers 200 once the store answers and the bot token passed
+`auth.test`, else 503 with the failing check named.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import waitress
+from slack_bolt import App
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.config import Settings
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+HEALTH_PATH = "/healthz"
+MAX_REQUEST_BYTES = 1_000_000  # Slack's payloads are a few kB; refuse anything huge
+SERVER_THREADS = 8
+AUTH_RECHECK_SECONDS = 10.0
+
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+
+class WaitressServer(Protocol):
+    """The part of waitress' server object we use."""
+
+    effective_port: int
+
+    def run(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def missing_slack_settings(settings: Settings) -> list[str]:
+    """Environment variables `serve` still needs: the bot token, and the signing secret
+    unless Socket Mode's app token is set."""
+    missing = []
+    if settings.slack_bot_token is None or not settings.slack_bot_token.get_secret_value():
+        missing.append("SLACK_BOT_TOKEN")
+    socket_mode = settings.slack_app_token is not None
+    if not socket_mode and (
+        settings.slack_signing_secret is None
+        or not settings.slack_signing_secret.get_secret_value()
+    ):
+        missing.append("SLACK_SIGNING_SECRET")
+    return missing
+
+
+@dataclass
+class HealthCheck:
+    """Store ping plus a cached `auth.test`: a good token stays good, so it is asked once;
+    a failure is asked again at most every AUTH_RECHECK_SECONDS."""
+
+    store: Store
+    client: WebClient
+    _auth_ok: bool = False
+    _last_failure: tuple[float, str] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self) -> tuple[bool, dict[str, str]]:
+        checks = {
+            "store": "ok" if self.store.ping() else "unreachable",
+            "slack_auth": self._auth(),
+        }
+        return all(v == "ok" for v in checks.values()), checks
+
+    def _auth(self) -> str:
+        with self._lock:
+            if self._auth_ok:
+                return "ok"
+            if self._last_failure and time.monotonic() - self._last_failure[0] < (
+                AUTH_RECHECK_SECONDS
+            ):
+                return self._last_failure[1]
+            result = self._ask_slack()
+            if result == "ok":
+                self._auth_ok = True
+            else:
+                self._last_failure = (time.monotonic(), result)
+            return result
+
+    def _ask_slack(self) -> str:
+        probe = WebClient(token=self.client.token, base_url=self.client.base_url, timeout=5)
+        try:
+            probe.auth_test()
+        except SlackApiError as exc:
+            return str(exc.response.get("error") or "error")
+        except (SlackClientError, OSError) as exc:
+            log.warning("auth.test failed: %s", exc)
+            return "unreachable"
+        return "ok"
+
+
+def make_wsgi_app(bolt_app: App, health: HealthCheck) -> WsgiApp:
+    """Route Slack's requests to Bolt and answer the health check; 404 for anything else."""
+    slack = SlackRequestHandler(bolt_app, path=EVENTS_PATH)
+
+    def application(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        method = environ.get("REQUEST_METHOD", "GET")
+        if path == HEALTH_PATH and method in ("GET", "HEAD"):
+            healthy, checks = health.run()
+            status = "200 OK" if healthy else "503 Service Unavailable"
+            return _json(start_response, status, {"ok": healthy, "checks": checks})
+        if path == EVENTS_PATH:
+            if method != "POST":
+                return _json(start_response, "405 Method Not Allowed", {"error": "use POST"})
+            try:
+                return slack(environ, start_response)  # type: ignore[arg-type]
+            except (ValueError, KeyError, TypeError) as exc:
+                # A signed body that is not a Slack payload (Bolt parses it before answering).
+                log.warning("unreadable Slack request: %s", exc.__class__.__name__)
+                return _json(start_response, "400 Bad Request", {"error": "unreadable payload"})
+        return _json(start_response, "404 Not Found", {"error": "not found"})
+
+    return application
+
+
+def _json(start_response: StartResponse, status: str, body: dict[str, Any]) -> list[bytes]:
+    payload = json.dumps(body).encode()
+    start_response(
+        status,
+        [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))],
+    )
+    return [payload]
+
+
+def create_server(
+    wsgi_app: WsgiApp, host: str = "0.0.0.0", port: int = 3000, threads: int = SERVER_THREADS
+) -> WaitressServer:
+    """A waitress server bound now (port 0 picks a free port); `run()` serves, `close()` stops."""
+    server: WaitressServer = waitress.create_server(
+        wsgi_app,
+        host=host,
+        port=port,
+        threads=threads,
+        ident="prdigest",
+        max_request_body_size=MAX_REQUEST_BYTES,
+        clear_untrusted_proxy_headers=True,
+    )
+    return server
+
+
+@dataclass
+class RunningServer:
+    """A waitress server serving on a background thread."""
+
+    server: WaitressServer
+    thread: threading.Thread
+
+    @property
+    def port(self) -> int:
+        return int(self.server.effective_port)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Close from the serving thread itself (woken through waitress' trigger), so the
+        loop ends at once instead of at its next select timeout."""
+        trigger = getattr(self.server, "trigger", None)
+        if trigger is not None and self.thread.is_alive():
+            trigger.pull_trigger(self.server.close)
+        else:
+            self.server.close()
+        self.thread.join(timeout)
+
+
+def serve_in_thread(wsgi_app: WsgiApp, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
+    server = create_server(wsgi_app, host, port)
+    thread = threading.Thread(target=server.run, name="prdigest-http", daemon=True)
+    thread.start()
+    return RunningServer(server, thread)

@@ -1,0 +1,201 @@
+"""The `/prdigest` grammar and the reply builders, without Slack or a database."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.commands import (
+    FALLBACKS,
+    SUBCOMMANDS,
+    Command,
+    Kind,
+    clean_text,
+    help_lines,
+    help_text,
+    parse_command,
+)
+from bot.domain import Note, Verdict
+from bot.render.blocks import MORE_ACTION_ID
+from bot.render.replies import (
+    MorePage,
+    help_reply,
+    home_view,
+    lookup_reply,
+    roles_reply,
+    subscription_change_reply,
+    unknown_roles_reply,
+)
+from bot.search import MAX_QUERY_CHARS
+from bot.taxonomy import Taxonomy, load_taxonomy
+from tests.fakeslack import validate_blocks
+
+
+@pytest.fixture(scope="module")
+def taxonomy() -> Taxonomy:
+    return load_taxonomy(None)
+
+
+def note(i: int, title: str = "A note", excerpt: str = "for kernel people") -> Note:
+    at = datetime(2026, 11, 23, tzinfo=UTC)
+    return Note(
+        id=i,
+        repo="vllm-project/vllm",
+        title=f"{title} {i}",
+        paragraph="值得精读",
+        pr=1000 + i,
+        pr_url=f"https://github.com/vllm-project/vllm/pull/{1000 + i}",
+        roles=("kernels", "moe-quant"),
+        primary_role="kernels",
+        verdict=Verdict.DEEP,
+        role_verdicts={"moe-quant": Verdict.SKIM},
+        excerpt=excerpt,
+        source="x.txt:1",
+        ingested_at=at,
+        updated_at=at,
+    )
+
+
+# ---------------------------------------------------------------- parsing
+
+
+@pytest.mark.parametrize("text", ["", "   ", "help", "HELP", "help me please", "\u200b"])
+def test_help(text: str, taxonomy: Taxonomy) -> None:
+    assert parse_command(text, taxonomy).kind is Kind.HELP
+
+
+def test_roles_and_list(taxonomy: Taxonomy) -> None:
+    assert parse_command("roles", taxonomy) == Command(Kind.ROLES)
+    assert parse_command("List", taxonomy) == Command(Kind.LIST)
+
+
+@pytest.mark.parametrize("text", ["moe", "mm", "infra", "量化", "fp8 marlin", "cuda graph"])
+def test_lookup(text: str, taxonomy: Taxonomy) -> None:
+    parsed = parse_command(text, taxonomy)
+    assert parsed.kind is Kind.LOOKUP
+    assert parsed.text == text
+
+
+def test_subscribe_resolves_aliases_and_dedupes(taxonomy: Taxonomy) -> None:
+    parsed = parse_command("subscribe moe quant KV", taxonomy)
+    assert parsed == Command(Kind.SUBSCRIBE, roles=("moe-quant", "kv-cache"))
+    assert parsed.ok
+
+
+def test_subscribe_unknown_is_all_or_nothing(taxonomy: Taxonomy) -> None:
+    parsed = parse_command("subscribe moe kernls", taxonomy)
+    assert parsed.kind is Kind.SUBSCRIBE
+    assert parsed.unknown == ("kernls",)
+    assert not parsed.ok
+
+
+def test_unsubscribe(taxonomy: Taxonomy) -> None:
+    assert parse_command("unsubscribe all", taxonomy) == Command(Kind.UNSUBSCRIBE, all_roles=True)
+    assert parse_command("unsubscribe mm", taxonomy).roles == ("multimodal",)
+    assert parse_command("unsubscribe", taxonomy).kind is Kind.INVALID
+    assert parse_command("subscribe", taxonomy).kind is Kind.INVALID
+
+
+def test_too_long(taxonomy: Taxonomy) -> None:
+    parsed = parse_command("x" * (MAX_QUERY_CHARS + 1), taxonomy)
+    assert parsed.kind is Kind.INVALID
+    assert str(MAX_QUERY_CHARS) in parsed.error
+    assert parse_command("x" * MAX_QUERY_CHARS, taxonomy).kind is Kind.LOOKUP
+
+
+def test_typo_of_subcommand_is_noted(taxonomy: Taxonomy) -> None:
+    parsed = parse_command("subscibe", taxonomy)
+    assert parsed.kind is Kind.LOOKUP and parsed.near == "subscribe"
+
+
+def test_clean_text() -> None:
+    assert clean_text("\u200bsub\u200bscribe\u202e  moe\u202c") == "subscribe moe"
+    assert clean_text("&lt;b&gt; &amp;") == "<b> &"
+    assert clean_text("ｆｐ８\nmarlin\t") == "fp8 marlin"
+
+
+@given(st.text(max_size=700))
+def test_parse_never_raises(text: str) -> None:
+    parsed = parse_command(text, load_taxonomy(None))
+    assert isinstance(parsed.kind, Kind)
+    assert len(parsed.text) <= MAX_QUERY_CHARS
+
+
+def test_help_is_generated_from_the_table() -> None:
+    rows = help_lines()
+    assert len(rows) == len(SUBCOMMANDS) + len(FALLBACKS)
+    for sub in (*SUBCOMMANDS, *FALLBACKS):
+        assert sub.summary, f"{sub.usage} needs a docstring"
+        assert sub.summary in help_text()
+        assert sub.usage in help_text()
+
+
+# ---------------------------------------------------------------- replies
+
+
+def test_help_and_roles_replies_are_valid(taxonomy: Taxonomy) -> None:
+    for reply in (help_reply(help_lines()), roles_reply(taxonomy)):
+        assert reply["text"]
+        assert validate_blocks(reply["blocks"]) == []
+
+
+def test_lookup_page_has_more_button(taxonomy: Taxonomy) -> None:
+    notes = [note(i) for i in range(5)]
+    reply = lookup_reply("kernels", taxonomy.get("kernels"), notes, 12, 0, taxonomy)
+    assert validate_blocks(reply["blocks"]) == []
+    actions = [b for b in reply["blocks"] if b["type"] == "actions"]
+    value = actions[0]["elements"][0]["value"]
+    assert actions[0]["elements"][0]["action_id"] == MORE_ACTION_ID
+    assert MorePage.decode(value) == MorePage("kernels", 5)
+    assert "1–5 of 12" in reply["text"]
+    assert "[deep] A note 0 https://github.com/vllm-project/vllm/pull/1000" in reply["text"]
+    last = lookup_reply("kernels", taxonomy.get("kernels"), notes, 5, 0, taxonomy)
+    assert not [b for b in last["blocks"] if b["type"] == "actions"]
+
+
+def test_lookup_page_fits_size_limits_with_huge_notes(taxonomy: Taxonomy) -> None:
+    notes = [note(i, title="长" * 300, excerpt="字" * 2000) for i in range(20)]
+    query = '"' * 500
+    reply = lookup_reply(query, None, notes, 40, 0, taxonomy)
+    assert validate_blocks(reply["blocks"]) == []
+    value = next(b for b in reply["blocks"] if b["type"] == "actions")["elements"][0]["value"]
+    assert len(value) <= 2000
+    shown = sum(1 for b in reply["blocks"] if b.get("block_id", "").startswith("note-"))
+    assert 0 < shown < 20
+    assert MorePage.decode(value) == MorePage(query, shown)
+
+
+@pytest.mark.parametrize(
+    "value", ["", "x", "[]", '{"q": 1, "o": 2}', '{"q": "a", "o": -1}', '{"q": "a", "o": true}']
+)
+def test_more_page_rejects_foreign_values(value: str) -> None:
+    assert MorePage.decode(value) is None
+
+
+def test_more_page_round_trip_cjk_stays_short() -> None:
+    page = MorePage("量化" * 250, 15)
+    assert len(page.encode()) < 2000
+    assert MorePage.decode(page.encode()) == page
+    assert json.loads(page.encode())["o"] == 15
+
+
+def test_subscription_messages(taxonomy: Taxonomy) -> None:
+    reply = subscription_change_reply(["moe-quant"], ["kv-cache"], taxonomy, subscribe=True)
+    assert reply["text"].startswith("Subscribed to `moe-quant`")
+    assert "; already subscribed to `kv-cache`" in reply["text"]
+    reply = unknown_roles_reply("subscribe", ["kernls"], {"kernls": [taxonomy.get("kernels")]})
+    assert "did you mean kernels" in reply["text"] and "Nothing was subscribed" in reply["text"]
+
+
+def test_home_view_stays_within_100_blocks(taxonomy: Taxonomy) -> None:
+    notes = [note(i) for i in range(200)] + [note(1)]
+    view = home_view(taxonomy, ["kernels"], notes, "This week")
+    assert view["type"] == "home"
+    assert len(view["blocks"]) <= 100
+    assert validate_blocks(view["blocks"], "home") == []
+    empty = home_view(taxonomy, [], [], "This week")
+    assert validate_blocks(empty["blocks"], "home") == []
