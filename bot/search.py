@@ -7,6 +7,7 @@ into an SQLite FTS5 or a PostgreSQL tsvector query.
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -22,27 +23,34 @@ _TOKEN = re.compile(rf"[{_CJK}]+|[a-z0-9]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
 
 
+_NEEDS_NFKC = re.compile(r"[\uff00-\uffef\u3000]")
+
+
 def _fold(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()
-
-
-def tokenize(text: str) -> list[str]:
-    """Index tokens: ASCII words and CJK bigrams (a lone CJK character stays a unigram)."""
-    tokens: list[str] = []
-    for run in _TOKEN.findall(_fold(text)):
-        if _IS_CJK.match(run):
-            if len(run) == 1:
-                tokens.append(run)
-            else:
-                tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
-        else:
-            tokens.append(run)
-    return tokens
+    """Lower-case; NFKC only when full-width forms are present (the costly step)."""
+    if _NEEDS_NFKC.search(text):
+        text = unicodedata.normalize("NFKC", text)
+    return text.lower()
 
 
 def index_text(text: str) -> str:
-    """Space-joined tokens, the form stored for full-text search."""
-    return " ".join(tokenize(text))
+    """The form stored for full-text search: ASCII words and overlapping CJK bigrams.
+
+    A lone CJK character stays a unigram. Ingestion runs this on every note, so the
+    bigrams are built with `map` rather than a Python-level loop over characters.
+    """
+    out: list[str] = []
+    for run in _TOKEN.findall(_fold(text)):
+        if len(run) > 1 and _IS_CJK.match(run):
+            out.append(" ".join(map(operator.add, run, run[1:])))
+        else:
+            out.append(run)
+    return " ".join(out)
+
+
+def tokenize(text: str) -> list[str]:
+    """Index tokens as a list."""
+    return index_text(text).split()
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from bot.classify import classify
+from bot.classify import build_classifier
 from bot.config import Settings
 from bot.digest import build_digest, week_bounds, week_label
-from bot.domain import Digest, Note, Role
+from bot.domain import Classification, Digest, Note, ParsedNote, Role
 from bot.ingest import NoteFileError, find_note_files, parse_note_file
 from bot.search import Query, parse_query
 from bot.store import Page, Store
@@ -72,12 +72,16 @@ def ingest_paths(
     missing = [p for p in paths if not p.exists()]
     report.errors.extend(NoteFileError(str(p), 0, "no such file or folder") for p in missing)
     files = find_note_files([p for p in paths if p.exists()])
+    classifier = build_classifier(services.taxonomy)
+
+    def classify(note: ParsedNote) -> Classification:
+        return classifier.classify(note.title, note.paragraph)
+
     for path in files:
         report.files += 1
         try:
             parsed = parse_note_file(path)
-            items = [(p, classify(p.title, p.paragraph, services.taxonomy)) for p in parsed]
-            result = services.store.save_file(items, now=now)
+            result = services.store.save_file(parsed, classify, now=now)
         except NoteFileError as exc:
             report.errors.append(exc)
             log.info("skipped %s", exc)

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from bot.domain import Classification, ParsedNote, Verdict
 from bot.search import text_query
-from bot.store import Store, StoreError
+from bot.store import FileResult, Store, StoreError
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
@@ -43,16 +43,27 @@ def labelled(
     )
 
 
+def save(
+    store: Store,
+    items: list[tuple[ParsedNote, Classification]],
+    now: datetime | None = None,
+) -> FileResult:
+    labels = dict(items)
+    return store.save_file([note for note, _ in items], labels.__getitem__, now=now)
+
+
 def test_reingest_is_a_no_op_and_a_changed_paragraph_updates_in_place(store: Store) -> None:
-    first = store.save_file([(parsed("A"), labelled()), (parsed("B"), labelled())], now=T0)
+    first = save(store, [(parsed("A"), labelled()), (parsed("B"), labelled())], now=T0)
     assert (first.new, first.updated, first.unchanged) == (2, 0, 0)
-    again = store.save_file([(parsed("A"), labelled()), (parsed("B"), labelled())], now=T0)
+    again = save(store, [(parsed("A"), labelled()), (parsed("B"), labelled())], now=T0)
     assert (again.new, again.updated, again.unchanged) == (0, 0, 2)
     before = {n.title: n for n in store.list_notes()}
 
     later = T0 + timedelta(days=1)
-    revised = store.save_file(
-        [(parsed(" a ", "已修订，快速浏览即可。"), labelled(verdict=Verdict.SKIM))], now=later
+    revised = save(
+        store,
+        [(parsed(" a ", "已修订，快速浏览即可。"), labelled(verdict=Verdict.SKIM))],
+        now=later,
     )
     assert (revised.new, revised.updated) == (0, 1)
     after = {n.id: n for n in store.list_notes()}
@@ -64,7 +75,7 @@ def test_reingest_is_a_no_op_and_a_changed_paragraph_updates_in_place(store: Sto
 
 
 def test_duplicate_titles_inside_one_file_keep_the_first(store: Store) -> None:
-    result = store.save_file([(parsed("Same"), labelled()), (parsed("SAME", "other"), labelled())])
+    result = save(store, [(parsed("Same"), labelled()), (parsed("SAME", "other"), labelled())])
     assert (result.new, result.unchanged) == (1, 1)
     assert [n.paragraph for n in store.list_notes()] == ["值得精读。"]
 
@@ -72,22 +83,21 @@ def test_duplicate_titles_inside_one_file_keep_the_first(store: Store) -> None:
 def test_a_file_lands_all_or_nothing(store: Store) -> None:
     broken = labelled(roles=("kernels", "kernels"))  # violates the note_roles primary key
     with pytest.raises(sa.exc.IntegrityError):
-        store.save_file([(parsed("ok"), labelled()), (parsed("bad"), broken)])
+        save(store, [(parsed("ok"), labelled()), (parsed("bad"), broken)])
     assert store.count_notes() == 0
     assert store.role_notes("kernels", limit=10).total == 0
 
 
 def test_role_notes_order_by_that_roles_verdict_then_newest(store: Store) -> None:
     split = {"release-infra": Verdict.DEEP, "kernels": Verdict.SKIP}
-    store.save_file([(parsed("old deep"), labelled(("kernels",), Verdict.DEEP))], now=T0)
-    store.save_file([(parsed("skim"), labelled(("kernels",), Verdict.SKIM))], now=T0 + timedelta(1))
-    store.save_file(
+    save(store, [(parsed("old deep"), labelled(("kernels",), Verdict.DEEP))], now=T0)
+    save(store, [(parsed("skim"), labelled(("kernels",), Verdict.SKIM))], now=T0 + timedelta(1))
+    save(
+        store,
         [(parsed("infra split"), labelled(("release-infra", "kernels"), Verdict.DEEP, split))],
         now=T0 + timedelta(2),
     )
-    store.save_file(
-        [(parsed("new deep"), labelled(("kernels",), Verdict.DEEP))], now=T0 + timedelta(3)
-    )
+    save(store, [(parsed("new deep"), labelled(("kernels",), Verdict.DEEP))], now=T0 + timedelta(3))
     page = store.role_notes("kernels", limit=10)
     assert [n.title for n in page.notes] == ["new deep", "old deep", "skim", "infra split"]
     assert page.total == 4
@@ -103,14 +113,15 @@ def _search(store: Store, text: str) -> list[str]:
 
 
 def test_search_matches_two_character_cjk_words_and_ascii_any_case(store: Store) -> None:
-    store.save_file(
+    save(
+        store,
         [
             (parsed("新增 FP8 量化内核"), labelled()),
             (parsed("前缀缓存命中率提升", "KV 缓存复用"), labelled()),
             (parsed("视频输入支持", "多模态 video 处理器"), labelled()),
             (parsed("Marlin MoE kernel", "Faster fp8 Marlin path for experts"), labelled()),
             (parsed("Quantization config cleanup"), labelled()),
-        ]
+        ],
     )
     assert _search(store, "量化") == ["新增 FP8 量化内核"]
     assert _search(store, "缓存") == ["前缀缓存命中率提升"]
@@ -129,14 +140,14 @@ def test_search_matches_two_character_cjk_words_and_ascii_any_case(store: Store)
 
 def test_search_ranks_title_hits_then_verdict_then_newest(store: Store) -> None:
     body = "A note that mentions scheduler once."
-    store.save_file(
-        [(parsed("Scheduler rewrite", "Unrelated words."), labelled(verdict=Verdict.SKIP))], now=T0
+    save(
+        store,
+        [(parsed("Scheduler rewrite", "Unrelated words."), labelled(verdict=Verdict.SKIP))],
+        now=T0,
     )
-    store.save_file([(parsed("skim one", body), labelled(verdict=Verdict.SKIM))], now=T0)
-    store.save_file([(parsed("deep old", body), labelled(verdict=Verdict.DEEP))], now=T0)
-    store.save_file(
-        [(parsed("deep new", body), labelled(verdict=Verdict.DEEP))], now=T0 + timedelta(1)
-    )
+    save(store, [(parsed("skim one", body), labelled(verdict=Verdict.SKIM))], now=T0)
+    save(store, [(parsed("deep old", body), labelled(verdict=Verdict.DEEP))], now=T0)
+    save(store, [(parsed("deep new", body), labelled(verdict=Verdict.DEEP))], now=T0 + timedelta(1))
     assert _search(store, "scheduler") == ["Scheduler rewrite", "deep new", "deep old", "skim one"]
 
 
@@ -155,8 +166,10 @@ def test_subscriptions_are_idempotent_per_team_and_user(store: Store) -> None:
 
 
 def test_notes_keep_pr_source_and_json_fields(store: Store) -> None:
-    store.save_file(
-        [(replace(parsed("With PR", pr=42), line=7), labelled(("moe-quant", "kernels")))], now=T0
+    save(
+        store,
+        [(replace(parsed("With PR", pr=42), line=7), labelled(("moe-quant", "kernels")))],
+        now=T0,
     )
     (note,) = store.list_notes(role="kernels")
     data = note.as_json()
@@ -172,7 +185,7 @@ def test_unreachable_database_is_a_clear_error() -> None:
 
 def test_migration_is_applied_once_and_reopen_is_cheap(db_url: str) -> None:
     first = Store.open(db_url)
-    first.save_file([(parsed("kept"), labelled())])
+    save(first, [(parsed("kept"), labelled())])
     first.close()
     second = Store.open(db_url)
     assert [n.title for n in second.list_notes()] == ["kept"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,52 +149,61 @@ class Store:
     # -- notes -----------------------------------------------------------------------
 
     def save_file(
-        self, items: Sequence[tuple[ParsedNote, Classification]], now: datetime | None = None
+        self,
+        parsed: Sequence[ParsedNote],
+        classify: Callable[[ParsedNote], Classification],
+        now: datetime | None = None,
     ) -> FileResult:
-        """Insert or update one file's notes in a single transaction (all or nothing)."""
+        """Insert or update one file's notes in a single transaction (all or nothing).
+
+        `classify` runs only for notes that are new or changed, so re-ingesting is cheap.
+        """
         now = now or utcnow()
         with self.engine.begin() as conn:
-            return self._save(conn, items, now)
+            return self._save(conn, parsed, classify, now)
 
     def _save(
-        self, conn: Connection, items: Sequence[tuple[ParsedNote, Classification]], now: datetime
+        self,
+        conn: Connection,
+        parsed: Sequence[ParsedNote],
+        classify: Callable[[ParsedNote], Classification],
+        now: datetime,
     ) -> FileResult:
-        by_key: dict[str, tuple[ParsedNote, Classification, str]] = {}
+        by_key: dict[str, tuple[ParsedNote, str]] = {}
         duplicates = 0
-        for parsed, classification in items:
-            key = note_key(parsed.repo, parsed.title)
+        for note in parsed:
+            key = note_key(note.repo, note.title)
             if key in by_key:
                 duplicates += 1
-                log.info("%s: repeats the note titled %r; first kept", parsed.source, parsed.title)
+                log.info("%s: repeats the note titled %r; first kept", note.source, note.title)
                 continue
-            by_key[key] = (parsed, classification, content_hash(parsed))
+            by_key[key] = (note, content_hash(note))
         existing: dict[str, tuple[int, str]] = {}
-        keys = list(by_key)
-        for chunk in _chunks(keys):
-            for found in conn.execute(
-                sa.select(notes.c.id, notes.c.key, notes.c.content_hash).where(
-                    notes.c.key.in_(chunk)
-                )
-            ):
+        for chunk in _chunks(list(by_key)):
+            stmt = sa.select(notes.c.id, notes.c.key, notes.c.content_hash)
+            for found in conn.execute(stmt.where(notes.c.key.in_(chunk))):
                 existing[found.key] = (found.id, found.content_hash)
         fresh: list[dict[str, Any]] = []
         changed: list[tuple[int, dict[str, Any]]] = []
         unchanged = duplicates
-        for key, (parsed, classification, digest) in by_key.items():
-            row = _note_row(parsed, classification, digest)
-            if key not in existing:
-                fresh.append({**row, "key": key, "ingested_at": now, "updated_at": now})
-            elif existing[key][1] != digest:
+        for key, (note, digest) in by_key.items():
+            if key in existing and existing[key][1] == digest:
+                unchanged += 1
+                continue
+            row = _note_row(note, classify(note), digest)
+            if key in existing:
                 changed.append((existing[key][0], {**row, "updated_at": now}))
             else:
-                unchanged += 1
+                fresh.append({**row, "key": key, "ingested_at": now, "updated_at": now})
         role_rows: list[dict[str, Any]] = []
         if fresh:
-            inserted = conn.execute(
-                notes.insert().returning(notes.c.id, sort_by_parameter_order=True), fresh
-            ).scalars()
-            for note_id, row in zip(inserted, fresh, strict=True):
-                role_rows.extend(_role_rows(note_id, row))
+            conn.execute(notes.insert(), fresh)
+            ids: dict[str, int] = {}
+            for chunk in _chunks([row["key"] for row in fresh]):
+                stmt = sa.select(notes.c.id, notes.c.key).where(notes.c.key.in_(chunk))
+                ids.update((found.key, found.id) for found in conn.execute(stmt))
+            for row in fresh:
+                role_rows.extend(_role_rows(ids[row["key"]], row))
         for note_id, row in changed:
             conn.execute(notes.update().where(notes.c.id == note_id).values(row))
             conn.execute(note_roles.delete().where(note_roles.c.note_id == note_id))
