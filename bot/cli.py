@@ -272,6 +272,85 @@ def post(
         out.print(result.message, highlight=False, soft_wrap=True)
 
 
+@app.command()
+def serve(
+    no_scheduler: Annotated[
+        bool, typer.Option("--no-scheduler", help="Do not post the weekly digest from here.")
+    ] = False,
+    host: Annotated[str, typer.Option("--host", help="HTTP mode: address to bind.")] = "0.0.0.0",
+) -> None:
+    """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PRDIGEST_PORT.
+
+    HTTP mode serves POST /slack/events and GET /healthz. The weekly digest schedule runs
+    in the same process unless --no-scheduler. Stops cleanly on SIGTERM or Ctrl-C.
+    """
+    from slack_sdk.errors import SlackApiError, SlackClientError
+
+    from bot.server import (
+        HealthCheck,
+        SocketModeConnection,
+        make_wsgi_app,
+        missing_slack_settings,
+        serve_in_thread,
+        wait_for_shutdown_signal,
+    )
+    from bot.slack_app import build_app
+    from bot.slack_client import build_web_client
+
+    settings = settings_or_exit()
+    missing = missing_slack_settings(settings)
+    if missing:
+        raise CliError(
+            f"serve needs {' and '.join(missing)} (SLACK_APP_TOKEN instead of "
+            "SLACK_SIGNING_SECRET for Socket Mode); see 'Slack app setup' in the README. "
+            "To try the bot without Slack, run `prdigest preview`."
+        )
+    root = logging.getLogger()
+    if root.level > logging.getLevelName(settings.log_level):
+        root.setLevel(settings.log_level)
+    app_token = settings.slack_app_token
+    secret = settings.slack_signing_secret
+    with open_services(settings) as services:
+        client = build_web_client(settings)
+        bolt = build_app(
+            services,
+            client,
+            signing_secret=secret.get_secret_value() if secret else None,
+            socket_mode=app_token is not None,
+        )
+        scheduler = None
+        if not no_scheduler:
+            from bot.scheduler import start_scheduler
+
+            scheduler = start_scheduler(services, client)
+        try:
+            if app_token is not None:
+                handler = SocketModeConnection(bolt, app_token.get_secret_value(), client)
+                try:
+                    handler.connect()
+                except (SlackApiError, SlackClientError, OSError) as exc:
+                    raise CliError(f"cannot open the Socket Mode connection: {exc}") from None
+                err.print("prdigest: connected to Slack (Socket Mode)", highlight=False)
+                wait_for_shutdown_signal()
+                handler.close()
+            else:
+                wsgi = make_wsgi_app(bolt, HealthCheck(services.store, client))
+                try:
+                    running = serve_in_thread(wsgi, host, settings.port)
+                except OSError as exc:
+                    raise CliError(f"cannot listen on {host}:{settings.port}: {exc}") from None
+                err.print(
+                    f"prdigest: listening on http://{host}:{running.port}/slack/events",
+                    highlight=False,
+                )
+                wait_for_shutdown_signal()
+                running.stop()
+        finally:
+            if scheduler is not None:
+                scheduler.shutdown(wait=False)
+    err.print("prdigest: stopped", highlight=False)
+
+
 def main() -> None:
     """Console entry point."""
     app()

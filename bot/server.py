@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -183,3 +184,39 @@ def serve_in_thread(wsgi_app: WsgiApp, host: str = "127.0.0.1", port: int = 0) -
     thread = threading.Thread(target=server.run, name="prdigest-http", daemon=True)
     thread.start()
     return RunningServer(server, thread)
+
+
+def wait_for_shutdown_signal() -> int:
+    """Block until SIGTERM or SIGINT arrives (main thread only); returns the signal number."""
+    received: list[int] = []
+    stop = threading.Event()
+
+    def _on_signal(signum: int, _frame: object) -> None:
+        received.append(signum)
+        stop.set()
+
+    wanted = (signal.SIGTERM, signal.SIGINT)
+    previous = {sig: signal.signal(sig, _on_signal) for sig in wanted}
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return received[0]
+
+
+class SocketModeConnection:
+    """Bolt's built-in Socket Mode client: no public URL needed, Slack pushes over a websocket."""
+
+    def __init__(self, bolt_app: App, app_token: str, client: WebClient) -> None:
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        self.handler = SocketModeHandler(bolt_app, app_token=app_token, web_client=client)
+
+    def connect(self) -> None:
+        """Open the connection (apps.connections.open, then the websocket); returns at once."""
+        self.handler.connect()  # type: ignore[no-untyped-call]
+
+    def close(self) -> None:
+        self.handler.close()  # type: ignore[no-untyped-call]

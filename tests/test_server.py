@@ -1,0 +1,141 @@
+"""HTTP mode: `/healthz`, and `prdigest serve` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from typer.testing import CliRunner
+
+from bot.cli import app as cli_app
+from bot.services import Services
+from tests.fakeslack import FakeSlack
+from tests.test_slack_app import TOKEN, Harness, start_harness
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack(token=TOKEN) as fake:
+        yield fake
+
+
+@pytest.fixture
+def bot(services: Services, slack: FakeSlack) -> Iterator[Harness]:
+    harness = start_harness(services, slack, ingest=False)
+    try:
+        yield harness
+    finally:
+        harness.server.stop()
+
+
+def test_healthz_ok_when_store_and_token_are_good(bot: Harness) -> None:
+    status, body = bot.request("GET", "/healthz")
+    assert status == 200
+    assert json.loads(body) == {"ok": True, "checks": {"store": "ok", "slack_auth": "ok"}}
+    bot.request("GET", "/healthz")
+    assert bot.slack.count("auth.test") == 1, "a good token is checked once"
+
+
+def test_healthz_503_when_slack_refuses_the_token(bot: Harness) -> None:
+    bot.slack.fail("auth.test", "invalid_auth")
+    status, body = bot.request("GET", "/healthz")
+    assert status == 503
+    answer = json.loads(body)
+    assert answer["ok"] is False
+    assert answer["checks"] == {"store": "ok", "slack_auth": "invalid_auth"}
+
+
+def test_healthz_503_when_store_is_gone(
+    services: Services, slack: FakeSlack, tmp_path: Path
+) -> None:
+    harness = start_harness(services, slack, ingest=False)
+    try:
+        services.store.engine.dispose()
+        # Point the store at a database that cannot be reached.
+        if services.store.dialect == "sqlite":
+            services.store.engine = sa.create_engine(f"sqlite:///{tmp_path}/no/such/dir/x.db")
+        else:
+            services.store.engine = sa.create_engine(services.store.engine.url.set(port=1))
+        status, body = harness.request("GET", "/healthz")
+        assert status == 503
+        assert json.loads(body)["checks"]["store"] == "unreachable"
+    finally:
+        harness.server.stop()
+
+
+def test_serve_without_tokens_says_what_is_missing() -> None:
+    result = CliRunner().invoke(cli_app, ["serve", "--no-scheduler"])
+    assert result.exit_code == 2
+    output = result.output
+    assert "SLACK_BOT_TOKEN" in output and "SLACK_SIGNING_SECRET" in output
+    assert "prdigest preview" in output
+    assert "Traceback" not in output
+
+
+def test_serve_http_without_signing_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
+    result = CliRunner().invoke(cli_app, ["serve"])
+    assert result.exit_code == 2
+    assert "SLACK_SIGNING_SECRET" in result.output
+    assert "SLACK_BOT_TOKEN and" not in result.output
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_serve_runs_and_stops_on_sigterm(slack: FakeSlack, tmp_path: Path) -> None:
+    port = _free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "SLACK_"))},
+        "PRDIGEST_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.db'}",
+        "PRDIGEST_SLACK_API_URL": slack.api_url,
+        "PRDIGEST_PORT": str(port),
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_SIGNING_SECRET": "s3cret",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "serve", "--no-scheduler", "--host", "127.0.0.1"],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        status = 0
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                    status = r.status
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+        if status != 200:
+            proc.kill()
+            pytest.fail(f"serve did not become healthy: {proc.communicate()[1]}")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=15)
+        assert proc.returncode == 0, stderr
+        assert "stopped" in stderr
+        assert "Traceback" not in stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
