@@ -1,0 +1,65 @@
+"""Settings: defaults, parsing, and one clear message naming a bad variable."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.config import SettingsError, load_settings
+
+
+def test_defaults_need_no_environment() -> None:
+    settings = load_settings()
+    assert settings.database_url == "sqlite:///prdigest.db"
+    assert settings.schedule == "0 9 * * MON" and settings.timezone == "UTC"
+    assert settings.misfire_grace == timedelta(hours=24)
+    assert settings.slack_bot_token is None and settings.port == 3000
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("90m", timedelta(minutes=90)), ("2h", timedelta(hours=2)), ("3600", timedelta(hours=1))],
+)
+def test_misfire_grace_accepts_durations(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: timedelta
+) -> None:
+    monkeypatch.setenv("PRDIGEST_MISFIRE_GRACE", value)
+    assert load_settings().misfire_grace == expected
+
+
+def test_tokens_come_from_slack_variables_and_stay_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-secret")
+    settings = load_settings()
+    assert settings.slack_bot_token is not None
+    assert settings.slack_bot_token.get_secret_value() == "xoxb-secret"
+    assert "xoxb-secret" not in repr(settings)
+
+
+def test_dotenv_file_is_read(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("PRDIGEST_CHANNEL=C999\nPRDIGEST_TIMEZONE=Europe/Berlin\n")
+    settings = load_settings()
+    assert settings.channel == "C999" and settings.zone.key == "Europe/Berlin"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("PRDIGEST_SCHEDULE", "every monday"),
+        ("PRDIGEST_TIMEZONE", "Nowhere/City"),
+        ("PRDIGEST_PORT", "70000"),
+        ("PRDIGEST_POST_EMPTY", "perhaps"),
+        ("PRDIGEST_DATABASE_URL", "mysql://x"),
+        ("PRDIGEST_MISFIRE_GRACE", "soon"),
+        ("PRDIGEST_LOG_LEVEL", "LOUD"),
+    ],
+)
+def test_bad_value_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert name in message and "\n" not in message
