@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+import yaml
 from typer.testing import CliRunner
 
 from bot.cli import app as cli_app
@@ -139,3 +140,27 @@ def test_serve_runs_and_stops_on_sigterm(slack: FakeSlack, tmp_path: Path) -> No
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "slack-app-manifest.yaml"
+
+
+def test_manifest_asks_only_for_what_is_used() -> None:
+    manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    scopes = manifest["oauth_config"]["scopes"]["bot"]
+    assert sorted(scopes) == sorted(
+        ["commands", "chat:write", "im:write", "channels:history", "groups:history"]
+    )
+    assert "user" not in manifest["oauth_config"]["scopes"]
+    features = manifest["features"]
+    (command,) = features["slash_commands"]
+    assert command["command"] == "/prdigest"
+    assert command["description"] and len(command["description"]) <= 100
+    assert "subscribe" in command["usage_hint"] and len(command["usage_hint"]) <= 100
+    assert command["url"].endswith("/slack/events")
+    assert features["app_home"]["home_tab_enabled"] is True
+    assert features["app_home"]["messages_tab_enabled"] is True
+    settings = manifest["settings"]
+    assert settings["event_subscriptions"]["bot_events"] == ["app_home_opened"]
+    assert settings["interactivity"]["is_enabled"] is True
+    assert settings["socket_mode_enabled"] is True
