@@ -504,6 +504,8 @@ def resume_unfinished_runs(
     owner = process_identity()
     result = RunResult("nothing_new", "no unfinished digest run")
     for run in ledger.open_runs():
+        if run.channel != services.settings.channel:
+            continue
         taken = ledger.take_over_if_claimable(run, owner)
         if taken is None:
             continue

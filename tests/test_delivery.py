@@ -460,3 +460,38 @@ def test_preview_without_week_shows_the_unposted_selection(
 def test_channel_is_required(services: Services) -> None:
     with pytest.raises(DeliveryError, match="PRDIGEST_CHANNEL"):
         publish_weekly_digest(services, None, NOW)
+
+
+def cli_env(monkeypatch: pytest.MonkeyPatch, services: Services, token: bool = True) -> None:
+    settings = services.settings
+    monkeypatch.setenv("PRDIGEST_DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(settings.digests_dir))
+    monkeypatch.setenv("PRDIGEST_CHANNEL", CHANNEL)
+    monkeypatch.setenv("PRDIGEST_SLACK_API_URL", settings.slack_api_url)
+    if token:
+        monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
+
+
+def test_post_command_exit_codes(
+    posting: Services, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+
+    runner = CliRunner()
+    write_notes(posting, "a.txt", ["FP8 MoE 内核 (#95000)"])
+    cli_env(monkeypatch, posting, token=False)
+    dry = runner.invoke(app, ["post", "--dry-run", "--json"])
+    assert dry.exit_code == 0, dry.output
+    assert slack.count("chat.postMessage") == 0
+    cli_env(monkeypatch, posting)
+    slack.channels_not_joined.add(CHANNEL)
+    failed = runner.invoke(app, ["post", "--channel-rate", "0"])
+    assert failed.exit_code == 1 and "invite the bot" in failed.output
+    slack.channels_not_joined.clear()
+    done = runner.invoke(app, ["post", "--channel-rate", "0"])
+    assert done.exit_code == 0 and "posted" in done.output
+    again = runner.invoke(app, ["post"])
+    assert again.exit_code == 0 and "nothing new" in again.output
+    assert len([m for m in channel_messages(slack) if part_of(m) == "parent"]) == 1
