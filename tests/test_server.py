@@ -149,7 +149,7 @@ def test_manifest_asks_only_for_what_is_used() -> None:
     manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
     scopes = manifest["oauth_config"]["scopes"]["bot"]
     assert sorted(scopes) == sorted(
-        ["commands", "chat:write", "im:write", "channels:history", "groups:history"]
+        ["commands", "chat:write", "im:write", "channels:history", "groups:history", "im:history"]
     )
     assert "user" not in manifest["oauth_config"]["scopes"]
     features = manifest["features"]
