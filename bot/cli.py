@@ -288,11 +288,11 @@ def serve(
 
     from bot.server import (
         HealthCheck,
+        ShutdownSignal,
         SocketModeConnection,
         make_wsgi_app,
         missing_slack_settings,
         serve_in_thread,
-        wait_for_shutdown_signal,
     )
     from bot.slack_app import build_app
     from bot.slack_client import build_web_client
@@ -310,7 +310,7 @@ def serve(
         root.setLevel(settings.log_level)
     app_token = settings.slack_app_token
     secret = settings.slack_signing_secret
-    with open_services(settings) as services:
+    with ShutdownSignal() as shutdown, open_services(settings) as services:
         client = build_web_client(settings)
         bolt = build_app(
             services,
@@ -331,7 +331,7 @@ def serve(
                 except (SlackApiError, SlackClientError, OSError) as exc:
                     raise CliError(f"cannot open the Socket Mode connection: {exc}") from None
                 err.print("prdigest: connected to Slack (Socket Mode)", highlight=False)
-                wait_for_shutdown_signal()
+                shutdown.wait()
                 handler.close()
             else:
                 wsgi = make_wsgi_app(bolt, HealthCheck(services.store, client))
@@ -343,7 +343,7 @@ def serve(
                     f"prdigest: listening on http://{host}:{running.port}/slack/events",
                     highlight=False,
                 )
-                wait_for_shutdown_signal()
+                shutdown.wait()
                 running.stop()
         finally:
             if scheduler is not None:

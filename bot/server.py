@@ -186,24 +186,32 @@ def serve_in_thread(wsgi_app: WsgiApp, host: str = "127.0.0.1", port: int = 0) -
     return RunningServer(server, thread)
 
 
-def wait_for_shutdown_signal() -> int:
-    """Block until SIGTERM or SIGINT arrives (main thread only); returns the signal number."""
-    received: list[int] = []
-    stop = threading.Event()
+class ShutdownSignal:
+    """SIGTERM / SIGINT handlers, installed before anything starts serving so an early
+    signal still stops the process cleanly; `wait()` blocks until one arrives."""
 
-    def _on_signal(signum: int, _frame: object) -> None:
-        received.append(signum)
-        stop.set()
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
-    wanted = (signal.SIGTERM, signal.SIGINT)
-    previous = {sig: signal.signal(sig, _on_signal) for sig in wanted}
-    try:
-        while not stop.wait(0.5):
-            pass
-    finally:
-        for sig, handler in previous.items():
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> ShutdownSignal:
+        for sig in self.SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
             signal.signal(sig, handler)
-    return received[0]
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        log.info("received signal %d, stopping", signum)
+        self._stop.set()
+
+    def wait(self) -> None:
+        while not self._stop.wait(0.5):
+            pass
 
 
 class SocketModeConnection:

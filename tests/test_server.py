@@ -117,7 +117,7 @@ def test_serve_runs_and_stops_on_sigterm(slack: FakeSlack, tmp_path: Path) -> No
         text=True,
     )
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         status = 0
         while time.monotonic() < deadline:
             try:
