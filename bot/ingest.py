@@ -10,7 +10,6 @@ import hashlib
 import logging
 import re
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 
 from bot.domain import ParsedNote
@@ -28,13 +27,14 @@ _SPACES = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
-@dataclass(frozen=True)
 class NoteFileError(Exception):
-    """A note file that cannot be read; names the file and the line."""
+    """A note file that cannot be read; names the file and the line (0: the whole file)."""
 
-    source_file: str
-    line: int
-    reason: str
+    def __init__(self, source_file: str, line: int, reason: str) -> None:
+        super().__init__(source_file, line, reason)
+        self.source_file = source_file
+        self.line = line
+        self.reason = reason
 
     def __str__(self) -> str:
         return f"{self.source_file}:{self.line}: {self.reason}"

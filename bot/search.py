@@ -48,6 +48,11 @@ def index_text(text: str) -> str:
     return " ".join(out)
 
 
+def verdict_token(rank: int) -> str:
+    """A token stored with each note's text so that search can read one verdict at a time."""
+    return f"0prdv{rank}"
+
+
 def tokenize(text: str) -> list[str]:
     """Index tokens as a list."""
     return index_text(text).split()

@@ -37,10 +37,15 @@ StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
+class TaskDispatcher(Protocol):
+    def shutdown(self, cancel_pending: bool = True, timeout: float = 5) -> bool: ...
+
+
 class WaitressServer(Protocol):
     """The part of waitress' server object we use."""
 
     effective_port: int
+    task_dispatcher: TaskDispatcher
 
     def run(self) -> None: ...
 
@@ -171,6 +176,9 @@ class RunningServer:
     def stop(self, timeout: float = 5.0) -> None:
         """Close from the serving thread itself (woken through waitress' trigger), so the
         loop ends at once instead of at its next select timeout."""
+        # Let requests in flight finish first: a task that completes after the trigger is
+        # closed fails inside waitress with a traceback.
+        self.server.task_dispatcher.shutdown(cancel_pending=False, timeout=timeout)
         trigger = getattr(self.server, "trigger", None)
         if trigger is not None and self.thread.is_alive():
             trigger.pull_trigger(self.server.close)

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 import sqlalchemy as sa
 
-from bot.classify import build_classifier
+from bot.classify import Classifier, build_classifier
 from bot.config import Settings
 from bot.digest import build_digest, week_bounds, week_label
-from bot.domain import Classification, Digest, Note, ParsedNote, Role
-from bot.ingest import NoteFileError, find_note_files, parse_note_file
+from bot.domain import Digest, Note, ParsedNote, Role
+from bot.ingest import NoteFileError, content_hash, find_note_files, note_key, parse_note_file
 from bot.search import Query, parse_query
-from bot.store import Page, Store
+from bot.store import IndexedNote, Page, Store, index_note
 from bot.store.ledger import Ledger
 from bot.taxonomy import Taxonomy, load_taxonomy
 
 log = logging.getLogger(__name__)
+
+INGEST_BATCH_NOTES = 2000  # notes per transaction when ingesting many files
+PARALLEL_MIN_FILES = 16  # from this many files on, parse and classify in worker processes
+PREPARE_WORKERS = 2
 
 
 @dataclass
@@ -67,36 +74,144 @@ def ingest_paths(
     on_file: Callable[[Path], None] | None = None,
     now: datetime | None = None,
 ) -> IngestReport:
-    """Parse, classify and store every note file; a bad file is reported, the rest land."""
+    """Parse, classify and store every note file; a bad file is reported, the rest land.
+
+    Files are saved in batches of about INGEST_BATCH_NOTES notes per transaction (a
+    failed batch is retried file by file, so each file still lands all or nothing).
+    With many files, parsing and classification run in worker processes while this
+    process writes to the database.
+    """
     report = IngestReport()
     missing = [p for p in paths if not p.exists()]
     report.errors.extend(NoteFileError(str(p), 0, "no such file or folder") for p in missing)
     files = find_note_files([p for p in paths if p.exists()])
-    classifier = build_classifier(services.taxonomy)
-
-    def classify(note: ParsedNote) -> Classification:
-        return classifier.classify(note.title, note.paragraph)
-
-    for path in files:
+    batch: list[PreparedFile] = []
+    pending = 0
+    for prepared in _prepare_files(files, services):
         report.files += 1
-        try:
-            parsed = parse_note_file(path)
-            result = services.store.save_file(parsed, classify, now=now)
-        except NoteFileError as exc:
-            report.errors.append(exc)
-            log.info("skipped %s", exc)
-        except sa.exc.SQLAlchemyError as exc:
-            report.errors.append(
-                NoteFileError(str(path), 0, f"not saved: {exc.__class__.__name__}")
-            )
-            log.exception("could not save %s", path)
-        else:
-            report.new += result.new
-            report.updated += result.updated
-            report.unchanged += result.unchanged
-        if on_file is not None:
-            on_file(path)
+        if isinstance(prepared, NoteFileError):
+            report.errors.append(prepared)
+            log.info("skipped %s", prepared)
+            if on_file is not None:
+                on_file(Path(prepared.source_file))
+            continue
+        batch.append(prepared)
+        pending += len(prepared.notes)
+        if pending >= INGEST_BATCH_NOTES:
+            _save_batch(services, batch, report, on_file, now)
+            batch, pending = [], 0
+    if batch:
+        _save_batch(services, batch, report, on_file, now)
     return report
+
+
+@dataclass
+class PreparedFile:
+    """A parsed file, with its notes classified and indexed ahead of saving where known.
+
+    `indexed[i]` is None for a note the store already has unchanged (or when the file
+    was parsed in this process); the store then never asks, or it is computed here.
+    """
+
+    path: Path
+    notes: list[ParsedNote]
+    indexed: list[IndexedNote | None] | None = None
+
+    def preparer(self, classifier: Classifier) -> Callable[[ParsedNote], IndexedNote]:
+        ready = dict(zip(map(id, self.notes), self.indexed or (), strict=False))
+
+        def prepare(note: ParsedNote) -> IndexedNote:
+            found = ready.get(id(note))
+            if found is None:
+                found = index_note(note, classifier.classify(note.title, note.paragraph))
+            return found
+
+        return prepare
+
+
+def _prepare_files(files: list[Path], services: Services) -> Iterator[PreparedFile | NoteFileError]:
+    """Parse files in order; in worker processes (which also classify) when there are many."""
+    workers = min(PREPARE_WORKERS, os.cpu_count() or 1)
+    if len(files) < PARALLEL_MIN_FILES or workers < 1:
+        for path in files:
+            try:
+                yield PreparedFile(path, parse_note_file(path))
+            except NoteFileError as exc:
+                yield exc
+        return
+    known = services.store.content_hashes()
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        workers,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(services.taxonomy, known),
+    ) as pool:
+        yield from pool.map(_prepare_in_worker, files, chunksize=4)
+
+
+_worker_classifier: Classifier | None = None
+_worker_known: dict[str, str] = {}
+
+
+def _start_worker(taxonomy: Taxonomy, known: dict[str, str]) -> None:
+    global _worker_classifier, _worker_known
+    _worker_classifier = build_classifier(taxonomy)
+    _worker_known = known
+
+
+def _prepare_in_worker(path: Path) -> PreparedFile | NoteFileError:
+    """Parse a file and classify the notes the store does not already have as they are."""
+    try:
+        notes = parse_note_file(path)
+    except NoteFileError as exc:
+        return exc
+    assert _worker_classifier is not None
+    classify = _worker_classifier.classify
+    indexed: list[IndexedNote | None] = []
+    for note in notes:
+        if _worker_known.get(note_key(note.repo, note.title)) == content_hash(note):
+            indexed.append(None)
+        else:
+            indexed.append(index_note(note, classify(note.title, note.paragraph)))
+    return PreparedFile(path, notes, indexed)
+
+
+def _save_batch(
+    services: Services,
+    batch: list[PreparedFile],
+    report: IngestReport,
+    on_file: Callable[[Path], None] | None,
+    now: datetime | None,
+) -> None:
+    """Save a batch in one transaction; if that fails, file by file."""
+    store = services.store
+    classifier = build_classifier(services.taxonomy)
+    prepare_of = {id(p): p.preparer(classifier) for p in batch}
+
+    def prepare(note: ParsedNote) -> IndexedNote:
+        return prepare_of[owner[id(note)]](note)
+
+    owner = {id(note): id(p) for p in batch for note in p.notes}
+    try:
+        results = store.save_files([p.notes for p in batch], prepare, now)
+    except sa.exc.SQLAlchemyError:
+        log.warning("a batch of %d files failed; saving them one by one", len(batch))
+        results = []
+        for prepared in batch:
+            try:
+                results.append(store.save_file(prepared.notes, prepare, now))
+            except sa.exc.SQLAlchemyError as exc:
+                reason = f"not saved: {exc.__class__.__name__}"
+                report.errors.append(NoteFileError(str(prepared.path), 0, reason))
+                log.exception("could not save %s", prepared.path)
+    for result in results:
+        report.new += result.new
+        report.updated += result.updated
+        report.unchanged += result.unchanged
+    if on_file is not None:
+        for prepared in batch:
+            on_file(prepared.path)
 
 
 def ingest_default(services: Services, now: datetime | None = None) -> IngestReport:

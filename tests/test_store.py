@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from bot.domain import Classification, ParsedNote, Verdict
 from bot.search import text_query
-from bot.store import FileResult, Store, StoreError
+from bot.store import FileResult, Store, StoreError, index_note
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
@@ -49,7 +49,9 @@ def save(
     now: datetime | None = None,
 ) -> FileResult:
     labels = dict(items)
-    return store.save_file([note for note, _ in items], labels.__getitem__, now=now)
+    return store.save_file(
+        [note for note, _ in items], lambda note: index_note(note, labels[note]), now=now
+    )
 
 
 def test_reingest_is_a_no_op_and_a_changed_paragraph_updates_in_place(store: Store) -> None:

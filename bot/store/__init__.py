@@ -3,6 +3,14 @@
 `Store.open(url)` connects to SQLite or PostgreSQL and applies Alembic migrations.
 """
 
-from bot.store.sql import FileResult, Page, Store, StoreError, utcnow
+from bot.store.sql import FileResult, IndexedNote, Page, Store, StoreError, index_note, utcnow
 
-__all__ = ["FileResult", "Page", "Store", "StoreError", "utcnow"]
+__all__ = [
+    "FileResult",
+    "IndexedNote",
+    "Page",
+    "Store",
+    "StoreError",
+    "index_note",
+    "utcnow",
+]

@@ -39,7 +39,6 @@ note_roles = sa.Table(
     sa.Column("note_id", BigId, sa.ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("role", sa.String(64), primary_key=True),
     sa.Column("verdict_rank", sa.SmallInteger, nullable=False),
-    sa.Index("ix_note_roles_role_rank", "role", "verdict_rank", "note_id"),
 )
 
 subscriptions = sa.Table(
@@ -116,4 +115,11 @@ dm_deliveries = sa.Table(
     sa.Column("note_id", BigId, sa.ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("run_id", BigId, sa.ForeignKey("digest_runs.id", ondelete="CASCADE"), nullable=False),
     sa.Column("part", sa.String(120), nullable=False),
+)
+
+sa.Index(
+    "ix_note_roles_role_rank",
+    note_roles.c.role,
+    note_roles.c.verdict_rank,
+    note_roles.c.note_id.desc(),
 )

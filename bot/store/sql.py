@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,13 +18,15 @@ from sqlalchemy.engine import Connection, Engine
 
 from bot.domain import Classification, Note, ParsedNote, Verdict
 from bot.ingest import content_hash, note_key
-from bot.search import Query, QueryTerm, index_text
+from bot.search import Query, QueryTerm, index_text, verdict_token
 from bot.store.schema import note_roles, notes, subscriptions
 
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _CHUNK = 500
+COUNT_CAP = 1000
+TITLE_TIER_MAX = 200
 
 
 class StoreError(RuntimeError):
@@ -38,6 +40,25 @@ class FileResult:
     new: int = 0
     updated: int = 0
     unchanged: int = 0
+
+
+@dataclass(frozen=True)
+class IndexedNote:
+    """A note's classification and its search text, ready to store.
+
+    Built by `index_note`; bulk ingestion builds these in worker processes.
+    """
+
+    classification: Classification
+    search_title: str
+    search_body: str
+
+
+def index_note(parsed: ParsedNote, classification: Classification) -> IndexedNote:
+    """Search text: title tokens; body = title + paragraph tokens + the verdict token."""
+    title = index_text(parsed.title)
+    body = f"{title} {index_text(parsed.paragraph)} {verdict_token(classification.verdict.rank)}"
+    return IndexedNote(classification, title, body)
 
 
 @dataclass(frozen=True)
@@ -62,6 +83,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB: FTS merges and bulk ingest
+    cursor.execute("PRAGMA temp_store=MEMORY")
     cursor.close()
 
 
@@ -151,22 +174,36 @@ class Store:
     def save_file(
         self,
         parsed: Sequence[ParsedNote],
-        classify: Callable[[ParsedNote], Classification],
+        prepare: Callable[[ParsedNote], IndexedNote],
         now: datetime | None = None,
     ) -> FileResult:
         """Insert or update one file's notes in a single transaction (all or nothing).
 
-        `classify` runs only for notes that are new or changed, so re-ingesting is cheap.
+        `prepare` (classification and search text) runs only for notes that are new or
+        changed, so re-ingesting unchanged files is cheap.
+        """
+        return self.save_files([parsed], prepare, now)[0]
+
+    def save_files(
+        self,
+        files: Sequence[Sequence[ParsedNote]],
+        prepare: Callable[[ParsedNote], IndexedNote],
+        now: datetime | None = None,
+    ) -> list[FileResult]:
+        """Save several files' notes in one transaction: all of them or none.
+
+        Bulk ingestion batches files this way (one commit per batch is much cheaper than
+        one per file) and falls back to `save_file` per file when a batch fails.
         """
         now = now or utcnow()
         with self.engine.begin() as conn:
-            return self._save(conn, parsed, classify, now)
+            return [self._save(conn, parsed, prepare, now) for parsed in files]
 
     def _save(
         self,
         conn: Connection,
         parsed: Sequence[ParsedNote],
-        classify: Callable[[ParsedNote], Classification],
+        prepare: Callable[[ParsedNote], IndexedNote],
         now: datetime,
     ) -> FileResult:
         by_key: dict[str, tuple[ParsedNote, str]] = {}
@@ -190,7 +227,7 @@ class Store:
             if key in existing and existing[key][1] == digest:
                 unchanged += 1
                 continue
-            row = _note_row(note, classify(note), digest)
+            row = _note_row(note, prepare(note), digest)
             if key in existing:
                 changed.append((existing[key][0], {**row, "updated_at": now}))
             else:
@@ -204,6 +241,8 @@ class Store:
                 ids.update((found.key, found.id) for found in conn.execute(stmt))
             for row in fresh:
                 role_rows.extend(_role_rows(ids[row["key"]], row))
+            if conn.dialect.name == "sqlite":
+                _index_new_rows(conn, [(ids[row["key"]], row) for row in fresh])
         for note_id, row in changed:
             conn.execute(notes.update().where(notes.c.id == note_id).values(row))
             conn.execute(note_roles.delete().where(note_roles.c.note_id == note_id))
@@ -211,6 +250,12 @@ class Store:
         if role_rows:
             conn.execute(note_roles.insert(), role_rows)
         return FileResult(new=len(fresh), updated=len(changed), unchanged=unchanged)
+
+    def content_hashes(self) -> dict[str, str]:
+        """Identity key -> content hash of every note: what re-ingestion can skip."""
+        with self.engine.connect() as conn:
+            stmt = sa.select(notes.c.key, notes.c.content_hash)
+            return {row.key: row.content_hash for row in conn.execute(stmt)}
 
     def count_notes(self) -> int:
         with self.engine.connect() as conn:
@@ -268,48 +313,99 @@ class Store:
         return Page(rows, total)
 
     def search(self, query: Query, limit: int, offset: int = 0) -> Page:
-        """Free-text search: every term must match; if none do, any term may.
+        """Free-text search: every term must match; if no note has them all, any term may.
 
-        Ranked by match quality (title counts more), then deep/skim/skip, then newest.
+        Ranked in tiers: all terms in the title first, then deep before skim before skip,
+        then newest. Discrete tiers (rather than a score over every match) let the index
+        be read in order and stop after one page, so cost does not grow with the corpus.
+        `total` is exact up to COUNT_CAP past the page; beyond that it is a lower bound.
         """
         if not query.terms:
             return Page([], 0)
+        cap = offset + limit + COUNT_CAP
+        exact = [replace(t, prefix=False) if len(t.tokens[-1]) > 1 else t for t in query.terms]
+        attempts = [(exact, "AND"), (list(query.terms), "AND")]
+        if len(query.terms) > 1:
+            attempts += [(exact, "OR"), (list(query.terms), "OR")]
+        search = self._search_sqlite if self.dialect == "sqlite" else self._search_postgres
         with self.engine.connect() as conn:
-            for operator in ("AND", "OR"):
-                page = self._search(conn, query.terms, operator, limit, offset)
-                if page.total or len(query.terms) == 1:
-                    return page
-        return page
+            tried: list[tuple[list[QueryTerm], str]] = []
+            for terms, operator in attempts:
+                if (terms, operator) in tried:
+                    continue
+                tried.append((terms, operator))
+                ids, total = search(conn, terms, operator, limit, offset, cap)
+                if total:
+                    break
+            return Page(self._notes_by_id(conn, ids), total)
 
-    def _search(
-        self, conn: Connection, terms: Sequence[QueryTerm], op: str, limit: int, offset: int
-    ) -> Page:
-        if self.dialect == "sqlite":
-            match = f" {op} ".join(_fts5_term(t) for t in terms)
-            sql = (
-                "SELECT n.id FROM notes_fts JOIN notes AS n ON n.id = notes_fts.rowid "
-                "WHERE notes_fts MATCH :q "
-                "ORDER BY bm25(notes_fts, 4.0, 1.0), n.verdict_rank, n.id DESC "
-                "LIMIT :limit OFFSET :offset"
-            )
-            count = "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH :q"
-        else:
-            match = (" & " if op == "AND" else " | ").join(_tsquery_term(t) for t in terms)
-            vector = (
-                "(setweight(to_tsvector('simple', search_title), 'A') || "
-                "setweight(to_tsvector('simple', search_body), 'B'))"
-            )
-            sql = (
-                f"SELECT n.id FROM notes AS n, to_tsquery('simple', :q) AS q "
-                f"WHERE {vector} @@ q "
-                f"ORDER BY ts_rank({vector}, q) DESC, n.verdict_rank, n.id DESC "
-                "LIMIT :limit OFFSET :offset"
-            )
-            count = f"SELECT count(*) FROM notes WHERE {vector} @@ to_tsquery('simple', :q)"
-        params = {"q": match, "limit": limit, "offset": offset}
-        ids = list(conn.execute(sa.text(sql), params).scalars())
-        total = int(conn.execute(sa.text(count), {"q": match}).scalar_one())
-        return Page(self._notes_by_id(conn, ids), total)
+    @staticmethod
+    def _search_sqlite(
+        conn: Connection, terms: Sequence[QueryTerm], op: str, limit: int, offset: int, cap: int
+    ) -> tuple[list[int], int]:
+        expr = "(" + f" {op} ".join(_fts5_term(t) for t in terms) + ")"
+        newest = sa.text(
+            "SELECT rowid FROM notes_fts WHERE notes_fts MATCH :q ORDER BY rowid DESC LIMIT :n"
+        )
+        count_sql = sa.text(
+            "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH :q LIMIT :cap)"
+        )
+        total = int(conn.execute(count_sql, {"q": expr, "cap": cap}).scalar_one())
+        if total == 0:
+            return [], 0
+        title_sql = sa.text(
+            "SELECT rowid FROM notes_title_fts WHERE notes_title_fts MATCH :q "
+            "ORDER BY rowid DESC LIMIT :n"
+        )
+        title_ids = list(conn.execute(title_sql, {"q": expr, "n": TITLE_TIER_MAX + 1}).scalars())
+        ranked: list[int] = []
+        if len(title_ids) <= TITLE_TIER_MAX:
+            # Title hits (usually few) come first, ranked here; past the cap the title tier
+            # is dropped and every match is ranked by verdict, then newest.
+            rank_stmt = sa.select(notes.c.id, notes.c.verdict_rank)
+            rank_of = {
+                row.id: row.verdict_rank
+                for row in conn.execute(rank_stmt.where(notes.c.id.in_(title_ids)))
+            }
+            ranked = sorted(title_ids, key=lambda i: (rank_of[i], -i))
+        buckets = [f'{expr} AND "{verdict_token(rank)}"' for rank in (0, 1, 2)]
+        exclude = set(ranked)
+        ids = ranked[offset : offset + limit]
+        skip = max(0, offset - len(ranked))
+        for bucket in buckets:
+            need = limit - len(ids)
+            if need <= 0:
+                break
+            fetch = need + skip + len(exclude)
+            found = [
+                i
+                for i in conn.execute(newest, {"q": bucket, "n": fetch}).scalars()
+                if i not in exclude
+            ]
+            ids.extend(found[skip : skip + need])
+            skip = max(0, skip - len(found))
+        return ids, total
+
+    @staticmethod
+    def _search_postgres(
+        conn: Connection, terms: Sequence[QueryTerm], op: str, limit: int, offset: int, cap: int
+    ) -> tuple[list[int], int]:
+        match = (" & " if op == "AND" else " | ").join(_tsquery_term(t) for t in terms)
+        title = "to_tsvector('simple', search_title)"
+        vector = f"(setweight({title}, 'A') || setweight(to_tsvector('simple', search_body), 'B'))"
+        page_sql = sa.text(
+            f"SELECT n.id FROM notes AS n, to_tsquery('simple', :q) AS q "
+            f"WHERE {vector} @@ q "
+            f"ORDER BY ({title} @@ q) DESC, n.verdict_rank, n.id DESC "
+            "LIMIT :limit OFFSET :offset"
+        )
+        count_sql = sa.text(
+            f"SELECT count(*) FROM (SELECT 1 FROM notes "
+            f"WHERE {vector} @@ to_tsquery('simple', :q) LIMIT :cap) AS matches"
+        )
+        ids = list(conn.execute(page_sql, {"q": match, "limit": limit, "offset": offset}).scalars())
+        total = int(conn.execute(count_sql, {"q": match, "cap": cap}).scalar_one())
+        return ids, total
 
     # -- subscriptions ---------------------------------------------------------------
 
@@ -369,7 +465,8 @@ class Store:
         return list(conn.execute(stmt).scalars())
 
 
-def _note_row(parsed: ParsedNote, c: Classification, digest: str) -> dict[str, Any]:
+def _note_row(parsed: ParsedNote, indexed: IndexedNote, digest: str) -> dict[str, Any]:
+    c = indexed.classification
     return {
         "repo": parsed.repo,
         "title": parsed.title,
@@ -385,9 +482,21 @@ def _note_row(parsed: ParsedNote, c: Classification, digest: str) -> dict[str, A
         "excerpt": c.excerpt,
         "source_file": parsed.source_file,
         "source_line": parsed.line,
-        "search_title": index_text(parsed.title),
-        "search_body": index_text(parsed.paragraph),
+        "search_title": indexed.search_title,
+        "search_body": indexed.search_body,
     }
+
+
+def _index_new_rows(conn: Connection, rows: list[tuple[int, dict[str, Any]]]) -> None:
+    """Add new notes to the SQLite FTS5 tables (updates and deletes use triggers)."""
+    conn.exec_driver_sql(
+        "INSERT INTO notes_fts(rowid, search_body) VALUES (?, ?)",
+        [(note_id, row["search_body"]) for note_id, row in rows],
+    )
+    conn.exec_driver_sql(
+        "INSERT INTO notes_title_fts(rowid, search_title) VALUES (?, ?)",
+        [(note_id, row["search_title"]) for note_id, row in rows],
+    )
 
 
 def _role_rows(note_id: int, row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -403,8 +512,11 @@ def _role_rows(note_id: int, row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _fts5_term(term: QueryTerm) -> str:
-    phrase = '"' + " ".join(term.tokens) + '"'
-    return phrase + "*" if term.prefix else phrase
+    """All of a word's tokens (CJK bigrams); the index keeps no positions, so no phrases."""
+    parts = [f'"{token}"' for token in term.tokens]
+    if term.prefix:
+        parts[-1] += "*"
+    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
 
 
 def _tsquery_term(term: QueryTerm) -> str:

@@ -12,7 +12,6 @@ subscribe/unsubscribe. Time to ack is the HTTP response time Slack would see (it
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import http.client
 import itertools
 import random
@@ -25,21 +24,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bot.classify import classify
 from bot.config import load_settings
-from bot.domain import Classification, ParsedNote
-from bot.ingest import parse_note_file
 from bot.server import HealthCheck, make_wsgi_app, serve_in_thread
-from bot.services import Services
+from bot.services import Services, ingest_paths
 from bot.slack_app import build_app
 from bot.slack_client import build_web_client
+from tests.bench.corpus import write_corpus
 from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
 from tests.slacksign import signed_headers, slash_command_body
 
 SECRET = "bench-secret"
 TOKEN = "xoxb-bench"
-BATCH = 5000
 QUERIES = (
     "moe",
     "kernels",
@@ -56,22 +51,11 @@ QUERIES = (
 
 
 def fill_store(services: Services, count: int) -> None:
-    """`count` notes: the fixture notes under varied titles, classified once per original."""
-    base = [parsed for path in seed_files() for parsed in parse_note_file(path)]
-    by_title = {p.title: classify(p.title, p.paragraph, services.taxonomy) for p in base}
-
-    def known(parsed: ParsedNote) -> Classification:
-        return by_title[parsed.title.rsplit(" (variant ", 1)[0]]
-
-    batch: list[ParsedNote] = []
-    for i in range(count):
-        parsed = base[i % len(base)]
-        batch.append(dataclasses.replace(parsed, title=f"{parsed.title} (variant {i})"))
-        if len(batch) >= BATCH:
-            services.store.save_file(batch, known)
-            batch = []
-    if batch:
-        services.store.save_file(batch, known)
+    """`count` distinct notes (the labelled notes, varied), through the real ingest path."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = ingest_paths(services, write_corpus(Path(folder), count))
+    if report.new != count:
+        sys.exit(f"could not fill the store: {report.summary()}")
 
 
 def percentiles(values: list[float]) -> str:
