@@ -194,3 +194,14 @@ def test_migration_is_applied_once_and_reopen_is_cheap(db_url: str) -> None:
     with second.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM alembic_version")).scalar_one() == 1
     second.close()
+
+
+def test_schema_head_constant_matches_the_migrations() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from bot.store.sql import MIGRATIONS, SCHEMA_HEAD
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == SCHEMA_HEAD

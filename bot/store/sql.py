@@ -10,10 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, Engine
 
 from bot.domain import Classification, Note, ParsedNote, Verdict
@@ -24,6 +20,7 @@ from bot.store.schema import note_roles, notes, subscriptions
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+SCHEMA_HEAD = "0003"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
 TITLE_TIER_MAX = 200
@@ -96,17 +93,32 @@ def create_db_engine(url: str) -> Engine:
     return sa.create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
 
 
+def _current_revision(conn: Connection) -> str | None:
+    if not sa.inspect(conn).has_table("alembic_version"):
+        return None
+    return conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+
+
 def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest revision (a no-op when already there)."""
+    """Bring the schema to the newest revision (a no-op when already there).
+
+    Alembic is imported only when there is something to do: it is most of the start-up
+    time of a short command such as `prdigest lookup`.
+    """
+    with engine.connect() as conn:
+        if _current_revision(conn) == SCHEMA_HEAD:
+            return
+    from alembic import command
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    head = ScriptDirectory.from_config(config).get_current_head()
     with engine.begin() as conn:
-        if MigrationContext.configure(conn).get_current_revision() == head:
-            return
         if conn.dialect.name == "postgresql":
             # Several replicas may start at once: one migrates, the others wait.
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(727001)"))
+        if _current_revision(conn) == SCHEMA_HEAD:
+            return
         config.attributes["connection"] = conn
         command.upgrade(config, "head")
 

@@ -37,9 +37,8 @@ def main() -> None:
         again = subprocess.run([str(script), "ingest"], env=env, capture_output=True, text=True)
         again_elapsed = time.perf_counter() - again_started
     print(f"files: {len(files)}, notes: {args.notes}")
-    print(
-        f"first ingest: {elapsed:.1f} s = {elapsed * 1000 / args.notes:.3f} ms/note  ({done.stdout.strip()})"
-    )
+    per_note = elapsed * 1000 / args.notes
+    print(f"first ingest: {elapsed:.1f} s = {per_note:.3f} ms/note  ({done.stdout.strip()})")
     print(
         f"re-ingest (unchanged): {again_elapsed:.1f} s = "
         f"{again_elapsed * 1000 / args.notes:.3f} ms/note  ({again.stdout.strip()})"
