@@ -100,7 +100,8 @@ def test_serve_catches_up_then_posts_on_its_cron(tmp_path: Path) -> None:
 
             # A new note file arrives; the next minute's cron fire ingests and posts it alone.
             (digests / "late.txt").write_text(
-                "vllm-project/vllm\n\n晚到的 EAGLE 推测解码修复\n\n值得推测解码方向的工程师精读。\n",
+                "vllm-project/vllm\n\n晚到的 EAGLE 推测解码修复\n\n"
+                "值得推测解码方向的工程师精读。\n",
                 encoding="utf-8",
             )
 
