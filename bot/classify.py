@@ -597,6 +597,8 @@ class Classifier:
                     chosen = [max(live, key=lambda item: (item[0], -item[1]))[1]]
                 else:
                     chosen = [self.slugs.index(self._fallback)]
+            # A note that announces a new model is first of all a models note.
+            chosen.sort(key=lambda i: i not in forced)
             roles = [self.slugs[i] for i in chosen]
 
         excerpt = _excerpt(display, text, sentence_starts, verdict_sentence)
