@@ -25,7 +25,7 @@ from bot.taxonomy import Taxonomy, load_taxonomy
 
 log = logging.getLogger(__name__)
 
-INGEST_BATCH_NOTES = 2000  # notes per transaction when ingesting many files
+INGEST_BATCH_NOTES = 5000  # notes per transaction when ingesting many files
 PARALLEL_MIN_FILES = 16  # from this many files on, parse and classify in worker processes
 PREPARE_WORKERS = 2
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -246,11 +247,15 @@ class Store:
                 fresh.append({**row, "key": key, "ingested_at": now, "updated_at": now})
         role_rows: list[dict[str, Any]] = []
         if fresh:
-            conn.execute(notes.insert(), fresh)
-            ids: dict[str, int] = {}
-            for chunk in _chunks([row["key"] for row in fresh]):
-                stmt = sa.select(notes.c.id, notes.c.key).where(notes.c.key.in_(chunk))
-                ids.update((found.key, found.id) for found in conn.execute(stmt))
+            # Ids are read back by range: this transaction holds the write lock, so every
+            # row above the old maximum is one of ours.
+            before = conn.execute(sa.select(sa.func.max(notes.c.id))).scalar() or 0
+            if conn.dialect.name == "sqlite":
+                _insert_notes_sqlite(conn, fresh)
+            else:
+                conn.execute(notes.insert(), fresh)
+            stmt = sa.select(notes.c.key, notes.c.id).where(notes.c.id > before)
+            ids = {found.key: found.id for found in conn.execute(stmt)}
             for row in fresh:
                 role_rows.extend(_role_rows(ids[row["key"]], row))
             if conn.dialect.name == "sqlite":
@@ -259,7 +264,12 @@ class Store:
             conn.execute(notes.update().where(notes.c.id == note_id).values(row))
             conn.execute(note_roles.delete().where(note_roles.c.note_id == note_id))
             role_rows.extend(_role_rows(note_id, row))
-        if role_rows:
+        if role_rows and conn.dialect.name == "sqlite":
+            conn.exec_driver_sql(
+                "INSERT INTO note_roles (note_id, role, verdict_rank) VALUES (?, ?, ?)",
+                [(r["note_id"], r["role"], r["verdict_rank"]) for r in role_rows],
+            )
+        elif role_rows:
             conn.execute(note_roles.insert(), role_rows)
         return FileResult(new=len(fresh), updated=len(changed), unchanged=unchanged)
 
@@ -497,6 +507,36 @@ def _note_row(parsed: ParsedNote, indexed: IndexedNote, digest: str) -> dict[str
         "search_title": indexed.search_title,
         "search_body": indexed.search_body,
     }
+
+
+_SQLITE_COLUMNS = [c.name for c in notes.c if c.name != "id"]
+_SQLITE_INSERT = (
+    f"INSERT INTO notes ({', '.join(_SQLITE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in _SQLITE_COLUMNS)})"
+)
+_SQLITE_JSON = [i for i, c in enumerate(_SQLITE_COLUMNS) if c in ("roles", "role_verdicts")]
+_SQLITE_TIMES = [i for i, c in enumerate(_SQLITE_COLUMNS) if c in ("ingested_at", "updated_at")]
+
+
+def _insert_notes_sqlite(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """Bulk insert through the driver: SQLAlchemy's per-row work was a fifth of ingest time.
+
+    Values are stored as SQLAlchemy's SQLite types store them: JSON text, and datetimes
+    as naive UTC text, so reads through SQLAlchemy see the same thing.
+    """
+    stamps: dict[datetime, str] = {}
+    values: list[tuple[Any, ...]] = []
+    for row in rows:
+        value = [row[c] for c in _SQLITE_COLUMNS]
+        for i in _SQLITE_JSON:
+            value[i] = json.dumps(value[i])
+        for i in _SQLITE_TIMES:
+            moment = value[i]
+            if moment not in stamps:
+                stamps[moment] = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+            value[i] = stamps[moment]
+        values.append(tuple(value))
+    conn.exec_driver_sql(_SQLITE_INSERT, values)
 
 
 def _index_new_rows(conn: Connection, rows: list[tuple[int, dict[str, Any]]]) -> None:

@@ -3,7 +3,8 @@
 Ranking by (title match, verdict, newest) lets SQLite read the FTS5 index in rowid order
 and stop after a page instead of scoring every match, so positions are not needed
 (detail='none' keeps the index small and ingestion fast); a title-only FTS5 table
-answers the title tier from short doclists.
+answers the title tier from short doclists; a one-character prefix index serves
+single-character CJK queries (量 finds 量化).
 
 Revision ID: 0003
 Revises: 0002
@@ -27,7 +28,7 @@ OLD_SQLITE = [
 ]
 NEW_SQLITE = [
     "CREATE VIRTUAL TABLE notes_fts USING fts5(search_body, content='notes', "
-    "content_rowid='id', tokenize='unicode61 remove_diacritics 0', detail='none')",
+    "content_rowid='id', tokenize='unicode61 remove_diacritics 0', detail='none', prefix='1')",
     "CREATE VIRTUAL TABLE notes_title_fts USING fts5(search_title, content='notes', "
     "content_rowid='id', tokenize='unicode61 remove_diacritics 0', detail='none', prefix='1')",
     # New rows are indexed by the store in bulk (Store._save): a per-row insert trigger
@@ -44,6 +45,8 @@ NEW_SQLITE = [
     "VALUES ('delete', old.id, old.search_title); "
     "INSERT INTO notes_fts(rowid, search_body) VALUES (new.id, new.search_body); "
     "INSERT INTO notes_title_fts(rowid, search_title) VALUES (new.id, new.search_title); END",
+    # Merge segments less eagerly while writing: bulk ingestion is the hot path.
+    "INSERT INTO notes_fts(notes_fts, rank) VALUES ('automerge', 8)",
     "INSERT INTO notes_fts(notes_fts) VALUES ('rebuild')",
     "INSERT INTO notes_title_fts(notes_title_fts) VALUES ('rebuild')",
 ]
