@@ -150,6 +150,14 @@ class Digest:
         return not any(s.notes for s in self.sections)
 
     def top_deep_reads(self, limit: int = 5) -> tuple[Note, ...]:
-        deep = [n for s in self.sections for n in s.notes if n.verdict is Verdict.DEEP]
-        deep.sort(key=lambda n: n.ingested_at, reverse=True)
-        return tuple(deep[:limit])
+        """The week's must-reads, spread over roles: the best deep read of each role in
+        turn (roles with more deep reads first), then the second of each, and so on."""
+        columns = [
+            [n for n in s.notes if n.verdict_for(s.role.slug) is Verdict.DEEP]
+            for s in self.sections
+        ]
+        columns.sort(key=len, reverse=True)  # stable: taxonomy order among equals
+        picked: list[Note] = []
+        for depth in range(max(map(len, columns), default=0)):
+            picked.extend(column[depth] for column in columns if depth < len(column))
+        return tuple(picked[:limit])

@@ -58,7 +58,9 @@ def test_each_note_once_in_its_primary_roles_section_best_first() -> None:
     ]  # taxonomy order
     kernels = next(s for s in digest.sections if s.role.slug == "kernels")
     assert kernels.counts() == {Verdict.DEEP: 2, Verdict.SKIM: 1, Verdict.SKIP: 0}
-    assert [n.id for n in digest.top_deep_reads(2)] == [4, 2]
+    # One per role first (roles with more deep reads first), then the next of each.
+    assert [n.id for n in digest.top_deep_reads(2)] == [4, 5]
+    assert [n.id for n in digest.top_deep_reads()] == [4, 5, 6, 2]
 
 
 def test_empty_digest() -> None:

@@ -61,7 +61,10 @@ def digest_renderable(digest: Digest, taxonomy: Taxonomy) -> RenderableType:
             )
         )
     top = digest.top_deep_reads()
-    header = Text(f"{len(digest.notes)} notes · {len(top)} top deep reads", style="bold")
+    header = Text(f"{len(digest.notes)} notes · top deep reads:", style="bold")
+    for note in top:
+        header.append("\n  • ", style="green")
+        header.append(note.title, style="")
     return Group(Panel(Group(header, counts), title=title), *parts)
 
 
