@@ -260,7 +260,12 @@ _CLOSED_RE = re.compile(
 _SPAN_ZH = re.compile(
     r"(?:值得|建议|推荐|适合|对于|对)([^,。;]{1,40}?)(?:精读|细读|快速浏览|浏览|略读|阅读|来说|而言)"
 )
-_SPAN_EN = re.compile(r"\bfor\s+([^;.]{1,120})")
+_SPAN_EN = re.compile(
+    r"\bfor\s+([^;.]{1,120})"
+    r"|\bif\s+you\s+(?:own|maintain|work\s+on|touch|care\s+about|are\s+working\s+on|run)"
+    r"\s+([^;.,]{1,80})"
+    r"|\b(?:anyone|people|engineers)\s+(?:touching|working\s+on|maintaining|owning)\s+([^;.,]{1,80})"
+)
 
 # Negative and side cues, all literals, found in one pass. Kinds:
 #   before - readers/topics named before it in its clause need not read it
@@ -284,6 +289,17 @@ _AUX_CUES: dict[str, tuple[str, ...]] = {
             "无需精读",
             "不必精读",
             "不必细读",
+            "无需细读",
+            "无需细看",
+            "不必细看",
+            "不用细看",
+            "不用看",
+            "不必看",
+            "无需看",
+            "不需要看",
+            "不需要读",
+            "可以忽略",
+            "可忽略",
             "毫无关系",
             "没有关系",
             "无关",
@@ -302,6 +318,8 @@ _AUX_CUES: dict[str, tuple[str, ...]] = {
         ("before", "others"),
     ),
     **dict.fromkeys(["略过即可", "跳过即可", "skip", "ignore"], ("others",)),
+    # The subject is part of the cue: "nobody else needs to read this".
+    **dict.fromkeys(["nobody else", "no one else", "no-one else"], ("others", "self")),
     **dict.fromkeys(
         [
             "not relevant to",
@@ -559,6 +577,9 @@ class Classifier:
         others = -1  # where the "其余读者可略过" clause starts
         if verdict is not Verdict.SKIP:
             for start, _end, kinds in aux:
+                if "others" in kinds and "self" in kinds:
+                    others = start
+                    break
                 if "others" in kinds:
                     m = _OTHERS_SUBJECT.search(text, max(0, start - 40), start)
                     if m is not None:
@@ -567,7 +588,7 @@ class Classifier:
         if others >= 0 and vs_start >= 0:
             sentence = text[vs_start:vs_end]
             spans = [m.group(1) for m in _SPAN_ZH.finditer(sentence)]
-            spans += [m.group(1) for m in _SPAN_EN.finditer(sentence)]
+            spans += [next(g for g in m.groups() if g) for m in _SPAN_EN.finditer(sentence)]
             # "维护 API 的工程师可以看看……，其余读者可略过": the readers named just before
             o_start = sentence_starts[bisect.bisect_right(sentence_starts, others) - 1]
             if o_start != vs_start:

@@ -338,3 +338,50 @@ def test_speed(taxonomy: Taxonomy) -> None:
     per_note = (time.perf_counter() - start) / (rounds * len(notes))
     print(f"\nclassify: {per_note * 1e6:.1f} µs per note")
     assert per_note < 0.5e-3
+
+
+@pytest.mark.parametrize(
+    ("title", "paragraph", "roles", "verdict", "audience"),
+    [
+        (
+            "修复 chunked prefill 下 FP8 KV cache 的 scale 加载",
+            "值得 KV 缓存方向的工程师精读；虽然涉及 FP8，但做量化的同学无需细看，改动集中在缓存布局。",
+            {"kv-cache"},
+            "deep",
+            None,
+        ),
+        (
+            "Add nightly benchmark dashboard to the release pipeline",
+            "Skim it if you own the release process; nobody else needs to read this.",
+            {"release-infra"},
+            "skim",
+            "release-infra",
+        ),
+        (
+            "OpenAI 服务端新增 /v1/embeddings 批量接口",
+            "值得前端同学快速浏览，其他人不必看。",
+            {"frontend"},
+            "skim",
+            "frontend",
+        ),
+        (
+            "[Model] Add Granite 4.0 hybrid Mamba model",
+            "值得模型接入工程师快速浏览，重点在 mamba 状态缓存的管理与权重映射。",
+            {"models"},
+            "skim",
+            None,
+        ),
+    ],
+)
+def test_more_negation_and_audience_phrasings(
+    title: str, paragraph: str, roles: set[str], verdict: str, audience: str | None
+) -> None:
+    result = classify(title, paragraph, load_taxonomy(None))
+    assert roles <= set(result.roles) and result.primary_role in roles
+    assert result.verdict.value == verdict
+    if audience is None:
+        assert not result.role_verdicts, "no audience split in these notes"
+    else:
+        assert result.verdict_for(audience).value == verdict
+        others = [r for r in load_taxonomy(None).slugs if r != audience]
+        assert all(result.verdict_for(r).value == "skip" for r in others)
