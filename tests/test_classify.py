@@ -345,7 +345,8 @@ def test_speed(taxonomy: Taxonomy) -> None:
     [
         (
             "修复 chunked prefill 下 FP8 KV cache 的 scale 加载",
-            "值得 KV 缓存方向的工程师精读；虽然涉及 FP8，但做量化的同学无需细看，改动集中在缓存布局。",
+            "值得 KV 缓存方向的工程师精读；虽然涉及 FP8，"
+            "但做量化的同学无需细看，改动集中在缓存布局。",
             {"kv-cache"},
             "deep",
             None,
