@@ -14,11 +14,13 @@ from bot.config import Settings, load_settings
 from bot.services import Services
 from bot.store import Store
 from bot.taxonomy import load_taxonomy
+from tests.fakeslack import FakeSlack
 
 PG_ADMIN_URL = os.environ.get(
     "PRDIGEST_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
 SLACK_ENV = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN")
+SLACK_TOKEN = "xoxb-test"
 
 
 @pytest.fixture(autouse=True)
@@ -86,3 +88,10 @@ def services(settings: Settings) -> Iterator[Services]:
     )
     yield built
     built.close()
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    """A fake Slack Web API on an ephemeral port that accepts SLACK_TOKEN."""
+    with FakeSlack(token=SLACK_TOKEN) as fake:
+        yield fake

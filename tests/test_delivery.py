@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -33,12 +32,6 @@ from tests.fixtures_util import seed_files
 CHANNEL = "C0DIGEST"
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # Monday of 2026-W48
 FAST = Pacing(channel_per_second=0, dm_per_second=0)
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack(token="xoxb-test") as fake:
-        yield fake
 
 
 @pytest.fixture

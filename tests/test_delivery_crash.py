@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,6 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 Predicate = Callable[[int, dict[str, Any]], bool]
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack(token="xoxb-test") as fake:
-        yield fake
 
 
 def post_env(db_url: str, digests: Path, slack: FakeSlack) -> dict[str, str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -30,12 +29,6 @@ from tests.slacksign import (
 )
 
 TOKEN = "xoxb-test"
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack(token=TOKEN) as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from zoneinfo import ZoneInfo
@@ -33,12 +32,6 @@ from tests.fixtures_util import seed_files
 BERLIN = ZoneInfo("Europe/Berlin")
 CHANNEL = "C0DIGEST"
 FAST = Pacing(channel_per_second=0, dm_per_second=0)
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack(token="xoxb-test") as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -26,12 +26,6 @@ from tests.test_slack_app import TOKEN, Harness, start_harness
 
 
 @pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack(token=TOKEN) as fake:
-        yield fake
-
-
-@pytest.fixture
 def bot(services: Services, slack: FakeSlack) -> Iterator[Harness]:
     harness = start_harness(services, slack, ingest=False)
     try:

@@ -97,12 +97,6 @@ class Harness:
         return status
 
 
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack(token=TOKEN) as fake:
-        yield fake
-
-
 def start_harness(services: Services, slack: FakeSlack, *, ingest: bool = True) -> Harness:
     if ingest:
         ingest_paths(services, seed_files())
