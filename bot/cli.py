@@ -22,7 +22,7 @@ from bot.digest import now_utc, week_bounds
 from bot.ingest import find_note_files
 from bot.render.terminal import digest_renderable, lookup_renderable
 from bot.search import QueryError
-from bot.services import Services, ingest_paths, lookup, preview_digest
+from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
 from bot.store import StoreError
 from bot.taxonomy import TaxonomyError
 
@@ -257,6 +257,7 @@ def post(
         except DeliveryError as exc:
             err.print(f"[red]prdigest:[/red] {exc}", highlight=False)
             raise typer.Exit(1) from None
+        waiting = notes_not_ingested(services) if dry_run else 0
     for error in result.ingest_errors:
         err.print(f"[yellow]skipped[/yellow] {error}", highlight=False)
     for message in result.preview:
@@ -270,6 +271,12 @@ def post(
         err.print(result.message, highlight=False)
     else:
         out.print(result.message, highlight=False, soft_wrap=True)
+    if waiting:
+        err.print(
+            f"{waiting} notes in {settings.digests_dir} are not ingested yet and not shown: "
+            "`prdigest post` ingests them first (or run `prdigest ingest`)",
+            highlight=False,
+        )
 
 
 @app.command()

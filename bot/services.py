@@ -214,6 +214,19 @@ def _save_batch(
             on_file(prepared.path)
 
 
+def notes_not_ingested(services: Services) -> int:
+    """How many notes in PRDIGEST_DIGESTS_DIR are new or changed (read-only check)."""
+    known = services.store.content_hashes()
+    count = 0
+    for path in find_note_files([services.settings.digests_dir]):
+        try:
+            notes = parse_note_file(path)
+        except NoteFileError:
+            continue
+        count += sum(known.get(note_key(n.repo, n.title)) != content_hash(n) for n in notes)
+    return count
+
+
 def ingest_default(services: Services, now: datetime | None = None) -> IngestReport:
     return ingest_paths(services, [services.settings.digests_dir], now=now)
 

@@ -195,3 +195,15 @@ def test_console_script_preview_from_a_fresh_directory(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "精读推荐" in done.stdout
     assert (work / "prdigest.db").exists()
+
+
+def test_post_dry_run_says_when_files_are_waiting_to_be_ingested(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRDIGEST_CHANNEL", "C123")
+    code, out, err = run("post", "--dry-run")
+    assert code == 0 and "nothing new" in out
+    assert "32 notes" in err and "not ingested yet" in err
+    run("ingest")
+    code, out, err = run("post", "--dry-run")
+    assert code == 0 and "精读推荐" in out and "not ingested" not in err
