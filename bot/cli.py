@@ -23,7 +23,7 @@ from bot.ingest import find_note_files
 from bot.render.terminal import digest_renderable, lookup_renderable
 from bot.search import QueryError
 from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
-from bot.store import StoreError
+from bot.store import Store, StoreError
 from bot.taxonomy import TaxonomyError
 
 out = Console()
@@ -176,6 +176,32 @@ def lookup_command(
         if result.suggestions:
             names = ", ".join(r.slug for r in result.suggestions)
             out.print(f"No match. Roles with a similar name: {names}")
+
+
+@app.command("copy-db")
+def copy_db(
+    target_url: Annotated[
+        str, typer.Argument(help="SQLAlchemy URL of an empty database, e.g. postgresql+psycopg://…")
+    ],
+) -> None:
+    """Copy notes, subscriptions and the delivery ledger into another (empty) database.
+
+    For moving from SQLite to PostgreSQL: afterwards point PRDIGEST_DATABASE_URL at the
+    target. Nothing already posted is posted again, because the ledger moves too.
+    """
+    with open_services() as services:
+        try:
+            target = Store.open(target_url)
+        except StoreError as exc:
+            raise CliError(str(exc)) from None
+        try:
+            copied = services.store.copy_to(target)
+        except StoreError as exc:
+            raise CliError(str(exc)) from None
+        finally:
+            target.close()
+    summary = ", ".join(f"{name} {count}" for name, count in copied.items())
+    out.print(f"copied: {summary}", highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 from bot.domain import Classification, Note, ParsedNote, Verdict
 from bot.ingest import content_hash, note_key
 from bot.search import Query, QueryTerm, index_text, verdict_token
-from bot.store.schema import note_roles, notes, subscriptions
+from bot.store.schema import metadata, note_roles, notes, subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -428,6 +428,39 @@ class Store:
         ids = list(conn.execute(page_sql, {"q": match, "limit": limit, "offset": offset}).scalars())
         total = int(conn.execute(count_sql, {"q": match, "cap": cap}).scalar_one())
         return ids, total
+
+    # -- moving between databases ----------------------------------------------------
+
+    def copy_to(self, target: Store, batch: int = 5000) -> dict[str, int]:
+        """Copy every table (notes, subscriptions, the delivery ledger) into an empty store.
+
+        Used to move from SQLite to PostgreSQL without re-posting anything: the ledger
+        moves with the notes. Returns rows copied per table.
+        """
+        if target.count_notes():
+            raise StoreError("the target database already has notes; copy into an empty one")
+        copied: dict[str, int] = {}
+        with self.engine.connect() as source, target.engine.begin() as dest:
+            for table in metadata.sorted_tables:
+                count = 0
+                rows = source.execute(sa.select(table)).mappings()
+                while chunk := rows.fetchmany(batch):
+                    dest.execute(table.insert(), [dict(row) for row in chunk])
+                    count += len(chunk)
+                copied[table.name] = count
+            if dest.dialect.name == "sqlite":
+                for fts in ("notes_fts", "notes_title_fts"):
+                    dest.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
+            else:
+                for table in metadata.sorted_tables:
+                    if "id" in table.c and table.c.id.autoincrement is True:
+                        dest.execute(
+                            sa.text(
+                                f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
+                                f"COALESCE((SELECT max(id) FROM {table.name}), 0) + 1, false)"
+                            )
+                        )
+        return copied
 
     # -- subscriptions ---------------------------------------------------------------
 

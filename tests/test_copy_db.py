@@ -1,0 +1,79 @@
+"""Moving to another database: notes, subscriptions and the ledger go together."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+from typer.testing import CliRunner
+
+from bot.cli import app
+from bot.config import load_settings
+from bot.delivery import Pacing, publish_weekly_digest
+from bot.services import Services, lookup
+from bot.slack_client import build_web_client
+from bot.store import Store
+from tests.conftest import SLACK_TOKEN
+from tests.fakeslack import FakeSlack
+from tests.fixtures_util import seed_files
+
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+FAST = Pacing(channel_per_second=0, dm_per_second=0)
+
+
+def sqlite_services(tmp_path: Path, slack: FakeSlack) -> Services:
+    digests = tmp_path / "source-digests"
+    digests.mkdir()
+    for path in seed_files():
+        shutil.copy(path, digests / path.name)
+    settings = load_settings(
+        database_url=f"sqlite:///{tmp_path / 'source.db'}",
+        digests_dir=digests,
+        channel="C0DIGEST",
+        slack_api_url=slack.api_url,
+        slack_bot_token=SecretStr(SLACK_TOKEN),
+    )
+    return Services.build(settings)
+
+
+def test_copy_moves_notes_subscriptions_and_ledger(
+    tmp_path: Path, slack: FakeSlack, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = sqlite_services(tmp_path, slack)
+    source.store.subscribe("T1", "U1", ["moe-quant"])
+    client = build_web_client(source.settings)
+    first = publish_weekly_digest(source, client, NOW, pacing=FAST)
+    posted = slack.count("chat.postMessage")
+    assert posted > 0 and first.message
+    source.close()
+
+    monkeypatch.setenv("PRDIGEST_DATABASE_URL", source.settings.database_url)
+    result = CliRunner().invoke(app, ["copy-db", db_url])
+    assert result.exit_code == 0, result.output
+    assert "notes 32" in result.stdout and "subscriptions 1" in result.stdout
+
+    moved = Services(
+        settings=source.settings.model_copy(update={"database_url": db_url}),
+        store=Store.open(db_url),
+        taxonomy=source.taxonomy,
+    )
+    try:
+        assert moved.store.count_notes() == 32
+        assert moved.store.all_subscriptions() == {("T1", "U1"): ["moe-quant"]}
+        assert lookup(moved, "视频").page.total >= 1, "search index rebuilt"
+        again = publish_weekly_digest(moved, client, NOW, pacing=FAST)
+        assert slack.count("chat.postMessage") == posted, f"re-posted: {again.message}"
+        # New notes get fresh ids after the copy (sequences moved past the copied rows).
+        late = moved.settings.digests_dir / "late.txt"
+        late.write_text("vllm-project/vllm\n\n晚到的量化修复\n\n值得精读。\n", encoding="utf-8")
+        publish_weekly_digest(moved, client, NOW, pacing=FAST)
+        assert moved.store.count_notes() == 33
+        assert slack.count("chat.postMessage") > posted
+    finally:
+        moved.close()
+
+    result = CliRunner().invoke(app, ["copy-db", db_url])
+    assert result.exit_code == 2 and "already has notes" in result.stderr
