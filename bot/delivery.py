@@ -354,6 +354,9 @@ class _Poster:
             "event_payload": {"run_id": self.run.run_key, "part": part.part},
         }
         (self.dm_pacer if part.kind == "dm" else self.channel_pacer).wait()
+        # Still ours? A process that stalled past the takeover window stops here instead
+        # of posting a part its successor may already have posted.
+        self.ledger.heartbeat(self.run.id, self.owner)
         try:
             response = self.client.chat_postMessage(
                 channel=part.channel,

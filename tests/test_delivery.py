@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,7 +25,7 @@ from bot.domain import Note
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.services import Services, preview_digest
 from bot.slack_client import build_web_client
-from bot.store.ledger import Ledger
+from bot.store.ledger import Ledger, LostClaimError
 from bot.store.schema import delivered_messages, digest_runs
 from tests.fakeslack import FakeSlack, validate_blocks
 from tests.fixtures_util import seed_files
@@ -488,3 +489,25 @@ def test_post_command_exit_codes(
     again = runner.invoke(app, ["post"])
     assert again.exit_code == 0 and "nothing new" in again.output
     assert len([m for m in channel_messages(slack) if part_of(m) == "parent"]) == 1
+
+
+def test_a_run_taken_over_mid_way_posts_nothing_more(posting: Services, slack: FakeSlack) -> None:
+    add_seed_notes(posting)
+
+    def take_over() -> None:
+        # Once the first message is recorded as sent, another replica takes the run over.
+        recorded = sa.select(sa.func.count()).where(delivered_messages.c.ts.is_not(None))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with posting.store.engine.begin() as conn:
+                if conn.execute(recorded).scalar_one():
+                    conn.execute(digest_runs.update().values(claimed_by="another-replica"))
+                    return
+            time.sleep(0.01)
+
+    thief = threading.Thread(target=take_over)
+    thief.start()
+    with pytest.raises(LostClaimError):
+        publish(posting, pacing=Pacing(channel_per_second=2, dm_per_second=0))
+    thief.join()
+    assert slack.count("chat.postMessage") == 1, "stopped before its next message"
