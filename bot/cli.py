@@ -252,9 +252,12 @@ def post(
         bool, typer.Option("--json", help="With --dry-run: print Block Kit JSON.")
     ] = False,
     channel_rate: Annotated[
-        float, typer.Option("--channel-rate", min=0, help="Channel messages per second.")
-    ] = 1.0,
-    dm_rate: Annotated[float, typer.Option("--dm-rate", min=0, help="DMs per second.")] = 1.0,
+        float | None,
+        typer.Option("--channel-rate", min=0, help="Channel messages/s (PRDIGEST_CHANNEL_RATE)."),
+    ] = None,
+    dm_rate: Annotated[
+        float | None, typer.Option("--dm-rate", min=0, help="DMs per second (PRDIGEST_DM_RATE).")
+    ] = None,
 ) -> None:
     """Post the weekly digest now: every note not yet posted to PRDIGEST_CHANNEL, once.
 
@@ -278,7 +281,12 @@ def post(
                 client,
                 now_utc(),
                 dry_run=dry_run,
-                pacing=Pacing(channel_per_second=channel_rate, dm_per_second=dm_rate),
+                pacing=Pacing(
+                    channel_per_second=settings.channel_rate
+                    if channel_rate is None
+                    else channel_rate,
+                    dm_per_second=settings.dm_rate if dm_rate is None else dm_rate,
+                ),
             )
         except DeliveryError as exc:
             err.print(f"[red]prdigest:[/red] {exc}", highlight=False)

@@ -47,6 +47,10 @@ class Settings(BaseSettings):
         default=timedelta(hours=24),
         description="How late a missed digest may still be posted on start (e.g. 24h, 90m).",
     )
+    channel_rate: float = Field(
+        default=1.0, ge=0, description="Digest messages per second per channel (0: unpaced)."
+    )
+    dm_rate: float = Field(default=1.0, ge=0, description="Subscriber DMs per second (0: unpaced).")
     port: int = Field(default=3000, ge=1, le=65535, description="HTTP port of `serve`.")
     slack_api_url: str = Field(
         default="https://slack.com/api/", description="Base URL of the Slack Web API."

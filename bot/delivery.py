@@ -20,6 +20,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from bot.config import Settings
 from bot.digest import build_digest, week_label
 from bot.domain import Note, Role
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
@@ -66,6 +67,10 @@ class Pacing:
 
     channel_per_second: float = 1.0
     dm_per_second: float = 1.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Pacing:
+        return cls(channel_per_second=settings.channel_rate, dm_per_second=settings.dm_rate)
 
 
 class Pacer:
@@ -513,7 +518,15 @@ def resume_unfinished_runs(
         if taken is None:
             continue
         log.info("resuming digest run %s (%s, %s)", taken.id, taken.channel, taken.week)
-        _deliver_claimed(services, client, ledger, taken, owner, pacing or Pacing(), result)
+        _deliver_claimed(
+            services,
+            client,
+            ledger,
+            taken,
+            owner,
+            pacing or Pacing.from_settings(services.settings),
+            result,
+        )
     if result.runs:
         result.status = "posted"
         result.message = f"resumed digest run(s) {', '.join(map(str, result.runs))}"
@@ -561,7 +574,15 @@ def publish_weekly_digest(
         if claim.run is not None and claim.outcome in ("new", "resume"):
             if claim.outcome == "resume":
                 log.info("resuming unfinished digest run %s", claim.run.id)
-            _deliver_claimed(services, client, ledger, claim.run, owner, pacing or Pacing(), result)
+            _deliver_claimed(
+                services,
+                client,
+                ledger,
+                claim.run,
+                owner,
+                pacing or Pacing.from_settings(services.settings),
+                result,
+            )
             if claim.outcome == "resume":
                 continue
             break

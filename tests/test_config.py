@@ -53,6 +53,7 @@ def test_dotenv_file_is_read(tmp_path: Path) -> None:
         ("PRDIGEST_DATABASE_URL", "mysql://x"),
         ("PRDIGEST_MISFIRE_GRACE", "soon"),
         ("PRDIGEST_LOG_LEVEL", "LOUD"),
+        ("PRDIGEST_DM_RATE", "-1"),
     ],
 )
 def test_bad_value_names_the_variable(

@@ -511,3 +511,16 @@ def test_a_run_taken_over_mid_way_posts_nothing_more(posting: Services, slack: F
         publish(posting, pacing=Pacing(channel_per_second=2, dm_per_second=0))
     thief.join()
     assert slack.count("chat.postMessage") == 1, "stopped before its next message"
+
+
+def test_pacing_comes_from_settings_when_not_given(posting: Services, slack: FakeSlack) -> None:
+    write_notes(posting, "a.txt", ["FP8 MoE 内核 (#91001)"])
+    for n in range(4):
+        posting.store.subscribe("T1", f"U{n}", ["moe-quant"])
+    posting.settings = posting.settings.model_copy(update={"channel_rate": 0, "dm_rate": 10})
+    publish_weekly_digest(posting, build_web_client(posting.settings), NOW)
+    dm_times = [
+        c.at for c in slack.accepted("chat.postMessage") if c.params["channel"].startswith("U")
+    ]
+    assert len(dm_times) == 4
+    assert dm_times[-1] - dm_times[0] >= 3 / 10 * 0.9
