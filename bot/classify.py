@@ -164,6 +164,18 @@ _VERDICT_CUES: dict[str, str] = {
             "read in depth",
             "worth a careful look",
             "worth a close look",
+            "仔细阅读",
+            "仔细读",
+            "认真读",
+            "认真阅读",
+            "逐行读",
+            "重点阅读",
+            "deep dive",
+            "deep-dive",
+            "read in full",
+            "highly recommended",
+            "recommended for",
+            "worth your time",
         ],
         "deep",
     ),
@@ -187,6 +199,16 @@ _VERDICT_CUES: dict[str, str] = {
             "quick glance",
             "glance",
             "few minutes",
+            "看一眼",
+            "瞄一眼",
+            "过一眼",
+            "粗看",
+            "大致看看",
+            "quick scan",
+            "skim through",
+            "light read",
+            "worth a look",
+            "browse",
         ],
         "skim",
     ),
@@ -217,17 +239,43 @@ _VERDICT_CUES: dict[str, str] = {
             "not worth your time",
             "no need to read",
             "can be ignored",
+            "不用看",
+            "不需要看",
+            "不用读",
+            "不必读",
+            "不需要读",
+            "不值得看",
+            "价值不大",
+            "nothing worth reading",
+            "no need to look",
+            "no need to open",
         ],
         "skip",
+    ),
+    # Says there is nothing to read; like a negated deep cue, a later skim cue in the same
+    # sentence wins ("没什么可读的，看一眼修复点就行").
+    **dict.fromkeys(
+        [
+            "没什么可读",
+            "没有什么可读",
+            "没啥可读",
+            "乏善可陈",
+            "nothing to read",
+            "not much to read",
+            "little to read",
+            "nothing much to see",
+        ],
+        "neg",
     ),
 }
 _VERDICT_RE = re.compile(_trie_regex(_VERDICT_CUES))
 _NEGATOR_ZH = re.compile(
-    r"(?:不值得|不必|无需|无须|不用|不需要|没必要|而非|并非|不是|不建议)[^,。;]{0,4}$"
+    r"(?:不值得|不太值得|未必值得|不必|无需|无须|不用|用不着|不需要|没必要|而非|并非|不是|算不上|谈不上"
+    r"|不建议)[^,。;]{0,4}$"
 )
 _NEGATOR_EN = re.compile(
-    r"\b(?:not|no need to|don't|do not|doesn't|does not|isn't|is not|needn't|without"
-    r"|rather than|never)\b[^,;.]{0,16}$"
+    r"\b(?:not|no need to|no need for|don't|do not|doesn't|does not|isn't|is not|needn't"
+    r"|without|rather than|never|hardly|won't|nor)\b[^,;.]{0,16}$"
 )
 
 
@@ -358,10 +406,26 @@ _AUX_CUES: dict[str, tuple[str, ...]] = {
 _AUX_RE = re.compile(_trie_regex(_AUX_CUES))
 # The subject just before an "others" cue: "其余读者", "普通模型工程师", "everyone else".
 _OTHERS_SUBJECT = re.compile(
-    r"(?:其余|其他|其它|别的|剩下的|普通|一般|非[^,。;]{1,12}?的)[^,。;]{0,20}$"
+    r"(?:其余|其他|其它|别的|剩下的|普通|一般|大多数|大部分|多数|非[^,。;]{1,12}?的"
+    r"|不(?:做|负责|维护|关注|关心|从事)[^,。;]{1,12}?的)[^,。;]{0,20}$"
     r"|\b(?:everyone|everybody|anyone)\s+else\b[^.;]{0,20}$"
-    r"|\b(?:other\s+readers|others|the\s+rest(?:\s+of\s+(?:you|us|the\s+team))?"
-    r"|other\s+engineers)\s+(?:can|may|should|could)\s+(?:safely\s+)?$"
+    r"|\b(?:most|non-[a-z0-9]+)\s+(?:readers|people|engineers|users|folks)\b[^.;]{0,20}$"
+    r"|\b(?:anyone|everyone|those)\s+(?:not|who\s+(?:doesn't|does\s+not|don't|do\s+not))\b"
+    r"[^.;]{0,40}$"
+    r"|\b(?:other\s+(?:readers|engineers|folks|people|teams)|others"
+    r"|the\s+rest(?:\s+of\s+(?:you|us|the\s+team))?)"
+    r"(?:\s+(?:can|may|should|could)(?:\s+(?:just|safely|probably))?)?\s*$"
+)
+# "Everyone but X" as the subject of a skip cue: X is not being told to skip.
+_EXCEPT_SUBJECT = re.compile(
+    r"(?:非|不(?:做|负责|维护|关注|关心|从事))[^,。;]{1,12}?的[^,。;]{0,20}$"
+    r"|\bnon-[a-z0-9]+\s+(?:readers|people|engineers|users|folks)\b[^.;]{0,20}$"
+    r"|\b(?:anyone|everyone|those)\s+(?:not|who\s+(?:doesn't|does\s+not|don't|do\s+not))\b"
+    r"[^.;]{0,40}$"
+)
+# A subject that names people ("其余读者", "others"), not other parts of the PR ("其余改动").
+_READER_NOUN = re.compile(
+    r"读者|人|同学|工程师|开发者|用户|团队|方向|else|others|rest|readers|people"
 )
 
 
@@ -497,11 +561,14 @@ class Classifier:
         # ---- verdict: the first sentence that carries a cue decides
         verdict: Verdict | None = None
         verdict_sentence = -1
-        for offset, first in _verdict_cues(text):
+        cues = list(_verdict_cues(text))
+        if cues:
+            offset, first = cues[0]
             verdict_sentence = bisect.bisect_right(sentence_starts, offset) - 1
             if first == "neg":
+                # "不必精读，快速浏览即可" / "没什么可读的，看一眼就行": a later skim cue decides
                 s_end = _segment(sentence_starts, len(text), verdict_sentence)[1]
-                later = {kind for _, kind in _verdict_cues(text, offset + 1, s_end)}
+                later = {kind for off, kind in cues[1:] if off < s_end}
                 verdict = Verdict.SKIM if "skim" in later else Verdict.SKIP
             elif first == "deep":
                 verdict = Verdict.DEEP
@@ -509,7 +576,6 @@ class Classifier:
                 verdict = Verdict.SKIM
             else:
                 verdict = Verdict.SKIP
-            break
         if verdict is None:
             closed = _CLOSED_RE.search(title_text) or _CLOSED_RE.search(text)
             verdict = Verdict.SKIP if closed else Verdict.DEEP
@@ -567,6 +633,8 @@ class Classifier:
             ci = bisect.bisect_right(clauses(), start) - 1
             c_start, c_end = _segment(clauses(), len(text), ci)
             lo, hi = (c_start, start) if before else (end, c_end)
+            if before and _EXCEPT_SUBJECT.search(text, lo, hi):
+                continue  # "非量化方向的读者可略过": the roles named are the exception
             for offset, _term, weights in all_hits:
                 if lo <= offset < hi:
                     suppressed.update(index for index, _weight in weights)
@@ -575,6 +643,7 @@ class Classifier:
         named: dict[int, float] = {}
         role_verdicts: dict[str, Verdict] = {}
         others = -1  # where the "其余读者可略过" clause starts
+        others_verdict = Verdict.SKIP
         if verdict is not Verdict.SKIP:
             for start, _end, kinds in aux:
                 if "others" in kinds and "self" in kinds:
@@ -585,6 +654,16 @@ class Classifier:
                     if m is not None:
                         others = m.start()
                         break
+        if others < 0 and verdict is Verdict.DEEP:
+            # "值得 X 精读，普通读者快速浏览即可": everyone else gets a skim
+            for offset, kind in cues[1:]:
+                if kind != "skim":
+                    continue
+                m = _OTHERS_SUBJECT.search(text, max(0, offset - 40), offset)
+                if m is not None and _READER_NOUN.search(m.group()):
+                    others = m.start()
+                    others_verdict = Verdict.SKIM
+                    break
         if others >= 0 and vs_start >= 0:
             sentence = text[vs_start:vs_end]
             spans = [m.group(1) for m in _SPAN_ZH.finditer(sentence)]
@@ -599,7 +678,7 @@ class Classifier:
             named = {i: v for i, v in named.items() if v >= SPAN_MIN and i not in suppressed}
             if named:
                 for index, slug in enumerate(self.slugs):
-                    role_verdicts[slug] = verdict if index in named else Verdict.SKIP
+                    role_verdicts[slug] = verdict if index in named else others_verdict
 
         # ---- role selection
         if named:

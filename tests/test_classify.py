@@ -386,3 +386,79 @@ def test_more_negation_and_audience_phrasings(
         assert result.verdict_for(audience).value == verdict
         others = [r for r in load_taxonomy(None).slugs if r != audience]
         assert all(result.verdict_for(r).value == "skip" for r in others)
+
+
+# --------------------------------------------------------------------------- more phrasings
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "expected"),
+    [
+        ("值得仔细阅读，调度器的抢占顺序被重新定义。", Verdict.DEEP),
+        ("建议认真读一遍评审讨论。", Verdict.DEEP),
+        ("A deep dive into how the engine loop overlaps scheduling.", Verdict.DEEP),
+        ("Highly recommended: the design doc explains every trade-off.", Verdict.DEEP),
+        ("看一眼新增的配置项就够了。", Verdict.SKIM),
+        ("Worth a look to learn the new flag name.", Verdict.SKIM),
+        ("不太值得精读，只是调整了日志格式。", Verdict.SKIP),
+        ("算不上必读，快速浏览即可。", Verdict.SKIM),
+        ("Hardly a must-read; it renames two helpers.", Verdict.SKIP),
+        ("No need for a close read, but skim the new test.", Verdict.SKIM),
+        ("不用看，这是一次自动生成的版本号更新。", Verdict.SKIP),
+        ("阅读价值不大，改动已被回滚。", Verdict.SKIP),
+        ("没什么可读的。改动只是调整了一个默认值。", Verdict.SKIP),
+        ("没什么可读的，扫一眼新参数名就行。", Verdict.SKIM),
+        ("Nothing to read here; the diff only moves a file.", Verdict.SKIP),
+        ("Not much to read, but glance at the new warning text.", Verdict.SKIM),
+    ],
+)
+def test_more_verdict_phrases(paragraph: str, expected: Verdict, taxonomy: Taxonomy) -> None:
+    assert classify("调度器小改动", paragraph, taxonomy).verdict is expected
+
+
+def test_others_skim_split(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "KV 卸载支持异步回写",
+        "值得做 KV 卸载的同学精读，其他读者快速浏览即可。回写改为在后台线程批量完成。",
+        taxonomy,
+    )
+    assert got.verdict is Verdict.DEEP
+    assert got.roles == ("kv-cache",)
+    assert got.verdict_for("kv-cache") is Verdict.DEEP
+    assert got.verdict_for("frontend") is Verdict.SKIM
+
+
+def test_skim_of_other_parts_is_not_a_split(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "KV 卸载支持异步回写",
+        "值得精读回写线程的设计，其余改动快速浏览即可。",
+        taxonomy,
+    )
+    assert got.verdict is Verdict.DEEP
+    assert got.role_verdicts == {}
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        "Worth a careful read for TPU backend maintainers; others can skip it.",
+        "Worth a careful read for TPU backend maintainers. Most readers can skip it.",
+        "Worth a careful read for TPU backend maintainers; non-TPU users can skip it.",
+        "Worth a careful read for TPU backend maintainers; anyone not on TPU can skip it.",
+        "值得 TPU 后端维护者精读，不做 TPU 的读者可略过。",
+        "值得 TPU 后端维护者精读，大多数读者可略过。",
+    ],
+)
+def test_more_others_subjects(paragraph: str, taxonomy: Taxonomy) -> None:
+    got = classify("Pallas attention on TPU", paragraph, taxonomy)
+    assert got.verdict_for("hardware") is Verdict.DEEP
+    assert got.verdict_for("models") is Verdict.SKIP
+
+
+def test_grammar_compilation_is_a_frontend_topic(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "缓存已编译的语法，减少重复编译",
+        "值得快速浏览。相同 schema 的请求现在复用已编译的 grammar，编译耗时从每请求一次降为一次。",
+        taxonomy,
+    )
+    assert got.roles == ("frontend",)
