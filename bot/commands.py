@@ -17,7 +17,7 @@ from typing import Any
 from bot.render import replies
 from bot.render.replies import Message
 from bot.search import MAX_QUERY_CHARS, QueryError
-from bot.services import Services, lookup, preview_digest
+from bot.services import Services, latest_digest, lookup, preview_digest
 from bot.taxonomy import Taxonomy
 
 COMMAND_NAME = "/prdigest"
@@ -286,19 +286,22 @@ def change_subscriptions(
 
 
 def app_home(services: Services, team_id: str, user_id: str, now: datetime) -> dict[str, Any]:
-    """The Home tab of one user: this week's notes for their roles, or else the newest."""
+    """The Home tab of one user: the latest digest's notes for their roles (before the
+    first digest, this week's), or else the newest notes of those roles."""
     mine = services.store.subscriptions_of(team_id, user_id)
     wanted = set(mine)
-    digest = preview_digest(services, None, now)
+    latest = latest_digest(services)
+    digest = latest or preview_digest(services, None, now)
+    label = f"Latest digest ({digest.week})" if latest else f"This week ({digest.week})"
     if wanted:
         notes = [n for n in digest.notes if wanted.intersection(n.roles)]
         notes.sort(key=lambda n: min(n.verdict_for(r).rank for r in wanted & set(n.roles)))
-        title = f"This week ({digest.week}) for your roles"
+        title = f"{label} for your roles"
         if not notes:
             title = "Newest notes for your roles"
             for slug in mine:
                 notes.extend(services.store.role_notes(slug, limit=replies.HOME_NOTES).notes)
     else:
         notes = list(digest.top_deep_reads(replies.HOME_NOTES))
-        title = f"This week's deep reads ({digest.week})"
+        title = f"{label}: top deep reads"
     return replies.home_view(services.taxonomy, mine, notes, title)

@@ -266,6 +266,15 @@ def notes_of_week(services: Services, week: str) -> list[Note]:
     return services.store.list_notes(since=start, until=end)
 
 
+def latest_digest(services: Services) -> Digest | None:
+    """The newest digest posted to PRDIGEST_CHANNEL (with its additions), if any."""
+    found = Ledger(services.store.engine).latest_week_notes(services.settings.channel)
+    if found is None:
+        return None
+    week, ids = found
+    return build_digest(services.store.get_notes(ids), services.taxonomy, week)
+
+
 def preview_digest(services: Services, week: str | None, now: datetime) -> Digest:
     """The notes ingested in `week`; without a week, what `prdigest post` would post now.
 

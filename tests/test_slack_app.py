@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 import sqlalchemy as sa
 from slack_sdk.signature import Clock, SignatureVerifier
 
+from bot.delivery import Pacing, publish_weekly_digest
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, UNSUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
 from bot.search import MAX_QUERY_CHARS
@@ -282,6 +284,30 @@ def test_app_home_opened_publishes_view(bot: Harness) -> None:
     assert role_action_id(UNSUBSCRIBE_ACTION_ID, "kernels") in shown
     assert role_action_id(SUBSCRIBE_ACTION_ID, "multimodal") in shown
     assert any(str(b.get("block_id", "")).startswith("note-") for b in view["blocks"])
+
+
+def test_app_home_shows_the_latest_digest_for_my_roles(bot: Harness) -> None:
+    services = bot.services
+    services.settings = services.settings.model_copy(
+        update={"channel": "C0DIGEST", "slack_api_url": bot.slack.api_url}
+    )
+    client = build_web_client(services.settings, token=TOKEN)
+    publish_weekly_digest(
+        services, client, datetime(2026, 11, 23, 9, 0, tzinfo=UTC), pacing=Pacing(0, 0)
+    )
+    services.store.subscribe(TEAM, USER, ["multimodal"])
+    bot.post(event_body({"type": "app_home_opened", "user": USER, "tab": "home"}))
+    bot.slack.wait_for("views.publish")
+    view = bot.slack.home_views[USER]
+    shown = json.dumps(view, ensure_ascii=False)
+    assert "Latest digest (2026-W48) for your roles" in shown
+    note_ids = [
+        int(str(b["block_id"]).removeprefix("note-"))
+        for b in view["blocks"]
+        if str(b.get("block_id", "")).startswith("note-")
+    ]
+    notes = services.store.get_notes(note_ids)
+    assert notes and all("multimodal" in n.roles for n in notes)
 
 
 def test_messages_tab_does_not_publish(bot: Harness) -> None:

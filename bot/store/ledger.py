@@ -268,6 +268,30 @@ class Ledger:
         with self.engine.connect() as conn:
             return {row.note_id: row.role for row in conn.execute(stmt)}
 
+    def latest_week_notes(self, channel: str | None) -> tuple[str, list[int]] | None:
+        """The week of the newest finished digest and every note its runs posted
+        (the digest and its additions), in posting order; None before the first digest."""
+        done = sa.select(digest_runs).where(
+            digest_runs.c.status == DONE, digest_runs.c.note_count > 0
+        )
+        if channel is not None:
+            done = done.where(digest_runs.c.channel == channel)
+        with self.engine.connect() as conn:
+            latest = conn.execute(done.order_by(digest_runs.c.id.desc()).limit(1)).first()
+            if latest is None:
+                return None
+            stmt = (
+                sa.select(digest_run_notes.c.note_id)
+                .join(digest_runs, digest_runs.c.id == digest_run_notes.c.run_id)
+                .where(
+                    digest_runs.c.channel == latest.channel,
+                    digest_runs.c.week == latest.week,
+                    digest_runs.c.status == DONE,
+                )
+                .order_by(digest_runs.c.id, digest_run_notes.c.note_id)
+            )
+            return latest.week, list(conn.execute(stmt).scalars())
+
     def dm_sent_notes(self, team_id: str, user_id: str) -> set[int]:
         stmt = sa.select(dm_deliveries.c.note_id).where(
             dm_deliveries.c.team_id == team_id, dm_deliveries.c.user_id == user_id
