@@ -462,3 +462,35 @@ def test_grammar_compilation_is_a_frontend_topic(taxonomy: Taxonomy) -> None:
         taxonomy,
     )
     assert got.roles == ("frontend",)
+
+
+@pytest.mark.parametrize(
+    ("title", "paragraph", "role"),
+    [
+        ("[Model] 修复张量并行下的层名映射", "值得快速浏览，改动只有十几行。", "models"),
+        ("[CPU] 默认线程数改为物理核数", "值得快速浏览。", "hardware"),
+        ("[Attention] 统一各后端的元数据构建器", "值得精读，接口拆分影响所有后端。", "kernels"),
+        ("[P/D] 调整握手重试间隔", "略读即可，只是把重试间隔改成指数退避。", "kv-cache"),
+    ],
+)
+def test_title_tags(title: str, paragraph: str, role: str, taxonomy: Taxonomy) -> None:
+    assert classify(title, paragraph, taxonomy).primary_role == role
+
+
+def test_docker_images_are_not_multimodal(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Slim down the Docker images",
+        "Worth a skim. The base image drops build tools after compiling, and the Docker image "
+        "for each release is 2 GB smaller.",
+        taxonomy,
+    )
+    assert got.roles == ("release-infra",)
+
+
+def test_pipeline_parallel_is_not_a_ci_pipeline(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "[Model] 为混合专家模型启用流水线并行",
+        "值得快速浏览。模型类声明支持流水线并行，并按 stage 过滤权重加载。",
+        taxonomy,
+    )
+    assert "release-infra" not in got.roles
