@@ -280,7 +280,7 @@ _NEGATOR_EN = re.compile(
 
 
 def _verdict_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, str]]:
-    """(offset, kind) of each verdict cue; kind is deep, skim, skip or neg (negated deep)."""
+    """(offset, kind) of each verdict cue: deep, skim, skip or neg (negated deep, "没什么可读")."""
     size = len(text)
     for m in _VERDICT_RE.finditer(text, start, size if end is None else end):
         s, e = m.span()
@@ -423,6 +423,10 @@ _EXCEPT_SUBJECT = re.compile(
     r"|\b(?:anyone|everyone|those)\s+(?:not|who\s+(?:doesn't|does\s+not|don't|do\s+not))\b"
     r"[^.;]{0,40}$"
 )
+# Cheap pre-check for an _OTHERS_SUBJECT before scanning every verdict cue of a note.
+_OTHERS_HINT = re.compile(
+    r"其余|其他|其它|别的|剩下|普通|一般|多数|大部分|不做|不负责|不维护|不关|非|else|other|rest|most|non-"
+)
 # A subject that names people ("其余读者", "others"), not other parts of the PR ("其余改动").
 _READER_NOUN = re.compile(
     r"读者|人|同学|工程师|开发者|用户|团队|方向|else|others|rest|readers|people"
@@ -561,14 +565,15 @@ class Classifier:
         # ---- verdict: the first sentence that carries a cue decides
         verdict: Verdict | None = None
         verdict_sentence = -1
-        cues = list(_verdict_cues(text))
-        if cues:
-            offset, first = cues[0]
+        cue_iter = _verdict_cues(text)
+        first_cue = next(cue_iter, None)
+        if first_cue is not None:
+            offset, first = first_cue
             verdict_sentence = bisect.bisect_right(sentence_starts, offset) - 1
             if first == "neg":
                 # "不必精读，快速浏览即可" / "没什么可读的，看一眼就行": a later skim cue decides
                 s_end = _segment(sentence_starts, len(text), verdict_sentence)[1]
-                later = {kind for off, kind in cues[1:] if off < s_end}
+                later = {kind for _, kind in _verdict_cues(text, offset + 1, s_end)}
                 verdict = Verdict.SKIM if "skim" in later else Verdict.SKIP
             elif first == "deep":
                 verdict = Verdict.DEEP
@@ -654,9 +659,9 @@ class Classifier:
                     if m is not None:
                         others = m.start()
                         break
-        if others < 0 and verdict is Verdict.DEEP:
+        if others < 0 and verdict is Verdict.DEEP and _OTHERS_HINT.search(text):
             # "值得 X 精读，普通读者快速浏览即可": everyone else gets a skim
-            for offset, kind in cues[1:]:
+            for offset, kind in cue_iter:  # the cues after the first
                 if kind != "skim":
                     continue
                 m = _OTHERS_SUBJECT.search(text, max(0, offset - 40), offset)
