@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -325,19 +324,6 @@ def test_deterministic_and_cached(taxonomy: Taxonomy) -> None:
     a = classify("KV 卸载", "值得精读。卸载到 CPU 的块被复用。", taxonomy)
     b = classify("KV 卸载", "值得精读。卸载到 CPU 的块被复用。", taxonomy)
     assert a == b
-
-
-def test_speed(taxonomy: Taxonomy) -> None:
-    notes = list(_read_notes(sorted(FIXTURES.glob("*.txt"))).values())
-    classifier = build_classifier(taxonomy)
-    rounds = 20
-    start = time.perf_counter()
-    for _ in range(rounds):
-        for note in notes:
-            classifier.classify(note.title, note.paragraph)
-    per_note = (time.perf_counter() - start) / (rounds * len(notes))
-    print(f"\nclassify: {per_note * 1e6:.1f} µs per note")
-    assert per_note < 0.5e-3
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,36 @@
+"""Classification speed over the 92 labelled notes (the budget is ~0.15 ms per note).
+
+.venv/bin/python -m tests.bench.bench_classify
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from bot.classify import build_classifier
+from bot.taxonomy import load_taxonomy
+from tests.bench.corpus import base_notes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=50)
+    args = parser.parse_args()
+    notes = base_notes()
+    classifier = build_classifier(load_taxonomy(None))
+    per_round = []
+    for _ in range(args.rounds):
+        started = time.perf_counter()
+        for title, paragraph in notes:
+            classifier.classify(title, paragraph)
+        per_round.append((time.perf_counter() - started) / len(notes))
+    print(
+        f"classify: median {statistics.median(per_round) * 1e6:.0f} µs/note, "
+        f"best {min(per_round) * 1e6:.0f} µs/note ({len(notes)} notes x {args.rounds} rounds)"
+    )
+
+
+if __name__ == "__main__":
+    main()
