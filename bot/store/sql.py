@@ -83,6 +83,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB: FTS merges and bulk ingest
     cursor.execute("PRAGMA temp_store=MEMORY")
+    cursor.execute("PRAGMA wal_autocheckpoint=10000")  # fewer, larger checkpoints (40 MiB)
     cursor.close()
 
 
