@@ -23,12 +23,18 @@ _TOKEN = re.compile(rf"[{_CJK}]+|[a-z0-9]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
 
 
-_NEEDS_NFKC = re.compile(r"[\uff00-\uffef\u3000]")
+# Characters whose NFKC form changes what is indexed: full-width letters and digits,
+# half-width katakana, CJK compatibility ideographs, circled and enclosed forms,
+# ligatures. Full-width punctuation (，。（）) only separates words, so it needs nothing.
+_NEEDS_NFKC = re.compile(
+    "[\u2460-\u24ff\u3200-\u33ff\uf900-\ufaff\ufb00-\ufb4f"
+    "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff61-\uffef]"
+)
 
 
 def _fold(text: str) -> str:
-    """Lower-case; NFKC only when full-width forms are present (the costly step)."""
-    if _NEEDS_NFKC.search(text):
+    """Lower-case, with NFKC only where it changes a word (the costly step)."""
+    if not text.isascii() and _NEEDS_NFKC.search(text):
         text = unicodedata.normalize("NFKC", text)
     return text.lower()
 

@@ -1,0 +1,39 @@
+"""Query parsing and tokenisation (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.search import MAX_QUERY_CHARS, QueryError, parse_query, text_query, tokenize
+from bot.taxonomy import load_taxonomy
+
+TAXONOMY = load_taxonomy(None)
+
+
+def test_cjk_bigrams_ascii_words_and_punctuation() -> None:
+    assert tokenize("前缀缓存，FP8（量化）") == ["前缀", "缀缓", "缓存", "fp8", "量化"]
+    assert tokenize("单") == ["单"]
+    assert tokenize("mm_prefix-range v0.6.1") == ["mm", "prefix", "range", "v0", "6", "1"]
+
+
+def test_compatibility_forms_fold_like_their_plain_forms() -> None:
+    assert tokenize("ＦＰ８ ＭｏＥ") == tokenize("fp8 moe")
+    assert tokenize("ｶﾞ") == tokenize("ガ")
+    assert tokenize("①") == ["1"]
+
+
+def test_a_role_word_selects_the_role_and_anything_else_is_text() -> None:
+    assert parse_query("moe", TAXONOMY).role is not None
+    assert parse_query("  MM ", TAXONOMY).role is not None
+    query = parse_query("kv marlin", TAXONOMY)
+    assert query.role is None
+    assert [t.tokens for t in query.terms] == [("kv",), ("marlin",)]
+    assert [t.prefix for t in query.terms] == [False, True]  # 3+ letters may be a prefix
+    assert [t.tokens for t in text_query("缓存命中").terms] == [("缓存", "存命", "命中")]
+    assert text_query("量").terms[0].prefix
+
+
+def test_overlong_queries_are_refused() -> None:
+    with pytest.raises(QueryError, match="limit"):
+        parse_query("x" * (MAX_QUERY_CHARS + 1), TAXONOMY)
+    assert parse_query("", TAXONOMY).is_empty
