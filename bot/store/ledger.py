@@ -18,7 +18,7 @@ import socket
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -31,20 +31,11 @@ from bot.store.schema import (
     dm_deliveries,
     notes,
 )
+from bot.store.sql import aware, utcnow
 
 OPEN = "open"
 DONE = "done"
 EMPTY = "empty"  # a scheduled slot that found nothing to post
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def process_identity() -> str:
@@ -155,11 +146,11 @@ def _run(row: Any) -> Run:
         addition=bool(row.addition),
         status=row.status,
         claimed_by=row.claimed_by,
-        heartbeat=_aware(row.heartbeat),
+        heartbeat=None if row.heartbeat is None else aware(row.heartbeat),
         attempts=row.attempts,
         dm_planned=bool(row.dm_planned),
         note_count=row.note_count,
-        created_at=_aware(row.created_at) or utcnow(),
+        created_at=aware(row.created_at),
     )
 
 

@@ -71,7 +71,8 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _aware(value: datetime) -> datetime:
+def aware(value: datetime) -> datetime:
+    """SQLite returns naive datetimes; everything stored is UTC."""
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
@@ -139,8 +140,8 @@ def _row_to_note(row: Any) -> Note:
         role_verdicts={k: Verdict(v) for k, v in (row.role_verdicts or {}).items()},
         excerpt=row.excerpt,
         source=f"{row.source_file}:{row.source_line}",
-        ingested_at=_aware(row.ingested_at),
-        updated_at=_aware(row.updated_at),
+        ingested_at=aware(row.ingested_at),
+        updated_at=aware(row.updated_at),
     )
 
 
