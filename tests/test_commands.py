@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.commands import (
@@ -118,6 +118,7 @@ def test_clean_text() -> None:
     assert clean_text("ｆｐ８\nmarlin\t") == "fp8 marlin"
 
 
+@settings(deadline=None)
 @given(st.text(max_size=700))
 def test_parse_never_raises(text: str) -> None:
     parsed = parse_command(text, load_taxonomy(None))
