@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from pydantic import SecretStr
 
 from bot.config import Settings, load_settings
 from bot.services import Services
@@ -21,6 +22,7 @@ PG_ADMIN_URL = os.environ.get(
 )
 SLACK_ENV = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN")
 SLACK_TOKEN = "xoxb-test"
+DIGEST_CHANNEL = "C0DIGEST"
 
 
 @pytest.fixture(autouse=True)
@@ -95,3 +97,16 @@ def slack() -> Iterator[FakeSlack]:
     """A fake Slack Web API on an ephemeral port that accepts SLACK_TOKEN."""
     with FakeSlack(token=SLACK_TOKEN) as fake:
         yield fake
+
+
+@pytest.fixture
+def posting(services: Services, slack: FakeSlack) -> Services:
+    """Services set up to post the digest to DIGEST_CHANNEL on the fake Slack."""
+    services.settings = services.settings.model_copy(
+        update={
+            "channel": DIGEST_CHANNEL,
+            "slack_api_url": slack.api_url,
+            "slack_bot_token": SecretStr(SLACK_TOKEN),
+        }
+    )
+    return services

@@ -10,3 +10,17 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def seed_files() -> list[Path]:
     """The four sample note files (32 notes) that also ship in `digests/`."""
     return sorted(FIXTURES.glob("0*.txt"))
+
+
+# The nine default reader roles, in taxonomy order.
+ROLE_SLUGS = (
+    "release-infra",
+    "moe-quant",
+    "multimodal",
+    "kv-cache",
+    "spec-decode",
+    "kernels",
+    "models",
+    "frontend",
+    "hardware",
+)

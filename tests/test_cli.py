@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.store import Store
-from tests.fixtures_util import seed_files
+from tests.fixtures_util import ROLE_SLUGS, seed_files
 
 runner = CliRunner()
 
@@ -142,17 +142,7 @@ def test_lookup_bad_input_is_a_clear_message(env: Path) -> None:
 
 def test_roles_lists_the_nine_slugs(env: Path) -> None:
     _, out, _ = run("roles")
-    for slug in (
-        "release-infra",
-        "moe-quant",
-        "multimodal",
-        "kv-cache",
-        "spec-decode",
-        "kernels",
-        "models",
-        "frontend",
-        "hardware",
-    ):
+    for slug in ROLE_SLUGS:
         assert slug in out
 
 

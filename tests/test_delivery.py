@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from pydantic import SecretStr
 
 from bot.delivery import (
     EVENT_TYPE,
@@ -27,24 +26,13 @@ from bot.services import Services, preview_digest
 from bot.slack_client import build_web_client
 from bot.store.ledger import Ledger, LostClaimError
 from bot.store.schema import delivered_messages, digest_runs
+from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack, validate_blocks
 from tests.fixtures_util import seed_files
 
-CHANNEL = "C0DIGEST"
+CHANNEL = DIGEST_CHANNEL
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # Monday of 2026-W48
 FAST = Pacing(channel_per_second=0, dm_per_second=0)
-
-
-@pytest.fixture
-def posting(services: Services, slack: FakeSlack) -> Services:
-    services.settings = services.settings.model_copy(
-        update={
-            "channel": CHANNEL,
-            "slack_api_url": slack.api_url,
-            "slack_bot_token": SecretStr("xoxb-test"),
-        }
-    )
-    return services
 
 
 def add_seed_notes(services: Services) -> None:

@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
-from pydantic import SecretStr
 
 from bot.config import load_settings
 from bot.delivery import Pacing
@@ -26,24 +25,20 @@ from bot.scheduler import (
 from bot.services import Services
 from bot.slack_client import build_web_client
 from bot.store.ledger import Ledger
+from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
 
 BERLIN = ZoneInfo("Europe/Berlin")
-CHANNEL = "C0DIGEST"
+CHANNEL = DIGEST_CHANNEL
 FAST = Pacing(channel_per_second=0, dm_per_second=0)
 
 
 @pytest.fixture
-def posting(services: Services, slack: FakeSlack) -> Services:
-    services.settings = services.settings.model_copy(
-        update={
-            "channel": CHANNEL,
-            "slack_api_url": slack.api_url,
-            "slack_bot_token": SecretStr("xoxb-test"),
-            "timezone": "Europe/Berlin",
-        }
-    )
+def posting(posting: Services) -> Services:
+    """The shared posting services, on Berlin time, with the sample notes to post."""
+    services = posting
+    services.settings = services.settings.model_copy(update={"timezone": "Europe/Berlin"})
     for path in seed_files():
         shutil.copy(path, services.settings.digests_dir / path.name)
     return services

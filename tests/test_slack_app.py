@@ -31,6 +31,10 @@ from bot.slack_client import build_web_client
 from tests.fakeslack import FakeSlack, validate_blocks
 from tests.fixtures_util import seed_files
 from tests.slacksign import (
+    SLACK_EXAMPLE_BODY,
+    SLACK_EXAMPLE_SECRET,
+    SLACK_EXAMPLE_SIG,
+    SLACK_EXAMPLE_TS,
     block_actions_body,
     event_body,
     sign,
@@ -372,18 +376,6 @@ def test_stale_timestamp_is_401(bot: Harness) -> None:
     time.sleep(0.3)
     assert bot.services.store.subscriptions_of(TEAM, USER) == []
     assert bot.slack.calls == []
-
-
-SLACK_EXAMPLE_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-SLACK_EXAMPLE_TS = "1531420618"
-SLACK_EXAMPLE_BODY = (
-    "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow"
-    "&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner"
-    "&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands"
-    "%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN"
-    "&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
-)
-SLACK_EXAMPLE_SIG = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
 
 
 def test_slack_worked_example_through_sdk_verifier() -> None:

@@ -7,18 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
-
-SLUGS = (
-    "release-infra",
-    "moe-quant",
-    "multimodal",
-    "kv-cache",
-    "spec-decode",
-    "kernels",
-    "models",
-    "frontend",
-    "hardware",
-)
+from tests.fixtures_util import ROLE_SLUGS
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +16,7 @@ def default() -> Taxonomy:
 
 
 def test_default_roles(default: Taxonomy) -> None:
-    assert default.slugs == SLUGS
+    assert default.slugs == ROLE_SLUGS
     assert load_taxonomy() is default  # parsed once
     for role in default.roles:
         assert role.name_zh and role.name_en
@@ -143,7 +132,7 @@ audience = ["调度器维护者"]
 """,
     )
     tax = load_taxonomy(path)
-    assert tax.slugs == (*SLUGS, "scheduler")
+    assert tax.slugs == (*ROLE_SLUGS, "scheduler")
     moe = tax.get("moe-quant")
     assert moe.name_en == default.get("moe-quant").name_en
     assert "ep" in moe.aliases and "moe" in moe.aliases
@@ -158,7 +147,7 @@ audience = ["调度器维护者"]
 def test_extend_is_default_mode(tmp_path: Path) -> None:
     path = _write(tmp_path, '[[roles]]\nslug = "frontend"\naliases = ["http"]\n')
     tax = load_taxonomy(path)
-    assert tax.slugs == SLUGS
+    assert tax.slugs == ROLE_SLUGS
     assert tax.resolve("http") == tax.get("frontend")
 
 

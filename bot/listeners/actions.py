@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -69,25 +70,21 @@ def register(app: App, services: Services) -> None:
         else:
             send_ephemeral(respond, client, None, user_id, reply)
 
-    @app.action(_action_pattern(SUBSCRIBE_ACTION_ID))
-    def on_subscribe(
-        ack: Ack,
-        body: dict[str, Any],
-        action: dict[str, Any],
-        respond: Respond | None,
-        client: WebClient,
-    ) -> None:
-        toggle(ack, body, action, respond, client, subscribe=True)
+    def toggler(subscribe: bool) -> Callable[..., None]:
+        # Bolt passes arguments by parameter name, so each button gets its own function.
+        def on_click(
+            ack: Ack,
+            body: dict[str, Any],
+            action: dict[str, Any],
+            respond: Respond | None,
+            client: WebClient,
+        ) -> None:
+            toggle(ack, body, action, respond, client, subscribe=subscribe)
 
-    @app.action(_action_pattern(UNSUBSCRIBE_ACTION_ID))
-    def on_unsubscribe(
-        ack: Ack,
-        body: dict[str, Any],
-        action: dict[str, Any],
-        respond: Respond | None,
-        client: WebClient,
-    ) -> None:
-        toggle(ack, body, action, respond, client, subscribe=False)
+        return on_click
+
+    app.action(_action_pattern(SUBSCRIBE_ACTION_ID))(toggler(subscribe=True))
+    app.action(_action_pattern(UNSUBSCRIBE_ACTION_ID))(toggler(subscribe=False))
 
     @app.action(MORE_ACTION_ID)
     def on_more(
