@@ -94,9 +94,15 @@ def services(settings: Settings) -> Iterator[Services]:
 
 @pytest.fixture
 def slack() -> Iterator[FakeSlack]:
-    """A fake Slack Web API on an ephemeral port that accepts SLACK_TOKEN."""
+    """A fake Slack Web API on an ephemeral port that accepts SLACK_TOKEN.
+
+    Afterwards, everything the bot sent is checked for unescaped user text: any `<…>`
+    the bot did not make (a mention, a link to anywhere but a PR or a thread) fails.
+    """
     with FakeSlack(token=SLACK_TOKEN) as fake:
         yield fake
+        problems = fake.sent_markup_problems()
+    assert not problems, "unescaped text sent to Slack:\n" + "\n".join(problems)
 
 
 @pytest.fixture

@@ -14,6 +14,11 @@ on what the bot sent::
 
 ``validate_blocks`` is a pure function exposing the same Block Kit checks so
 rendered blocks can be checked without a server.
+
+``markup_problems`` walks what the bot sent (messages, ephemerals, updates, views,
+response_url payloads) for markup it did not make itself: any ``<…>`` other than a
+link to a PR or a Slack permalink, and any bare ``&``, ``<`` or ``>``.  User text that
+reached mrkdwn or a fallback ``text`` unescaped shows up there.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import html
 import json
 import math
+import re
 import threading
 import time
 from collections import deque
@@ -50,6 +57,8 @@ __all__ = [
     "TOTAL_TEXT_LIMIT",
     "Call",
     "FakeSlack",
+    "markup_problems",
+    "payload_markup_problems",
     "validate_blocks",
 ]
 
@@ -371,6 +380,65 @@ def validate_blocks(blocks: Any, surface: str = "message") -> list[str]:
 
 
 # --------------------------------------------------------------------------
+# Markup the bot did not make (unescaped user text)
+# --------------------------------------------------------------------------
+
+OWN_LINK = re.compile(
+    r"https://github\.com/[\w.-]+/[\w.-]+/pull/\d+"
+    r"|https://([\w-]+\.)?slack\.com/archives/[A-Z0-9]+/p\d+"
+    r"(\?thread_ts=\d+\.\d+&cid=[A-Z0-9]+)?"
+)
+"""The links the bot makes itself: to a pull request, and to a message or thread."""
+SENDING_METHODS = frozenset(
+    {"chat.postMessage", "chat.postEphemeral", "chat.update", "views.publish", "views.open"}
+)
+RESPONSE_PREFIX = "/response/"
+"""Paths the fake serves as response_url endpoints."""
+_ANGLED = re.compile(r"<([^<>]*)>")
+_BARE_AMP = re.compile(r"&(?!amp;|lt;|gt;)")
+_QUOTE = re.compile(r"^> ", re.MULTILINE)
+
+
+def markup_problems(text: str, where: str = "text") -> list[str]:
+    """What in one mrkdwn string (or fallback ``text``) the bot did not make itself.
+
+    Allowed: ``<url|label>`` where ``url`` is one of ``OWN_LINK``, the three entities,
+    and ``> `` starting a quoted line.  Everything else that Slack would read as a
+    mention, a link or a broken entity is a problem.
+    """
+    problems = []
+    for match in _ANGLED.finditer(text):
+        url, bar, _label = match.group(1).partition("|")
+        if not bar or not OWN_LINK.fullmatch(html.unescape(url)):
+            problems.append(f"{where}: markup the bot did not make: {match.group(0)[:120]!r}")
+    rest = _QUOTE.sub("", _ANGLED.sub("", text))
+    if "<" in rest or ">" in rest:
+        problems.append(f"{where}: unescaped < or > in {text[:120]!r}")
+    if _BARE_AMP.search(text):
+        problems.append(f"{where}: unescaped & in {text[:120]!r}")
+    return problems
+
+
+def payload_markup_problems(payload: Mapping[str, Any], where: str = "") -> list[str]:
+    """``markup_problems`` of every mrkdwn text object and the fallback ``text`` of a
+    message payload (or of a view: pass the view)."""
+    problems: list[str] = []
+    text = payload.get("text")
+    if isinstance(text, str) and payload.get("mrkdwn") is not False:
+        problems += markup_problems(text, f"{where}/text")
+    stack: list[tuple[str, Any]] = [(f"{where}/blocks", payload.get("blocks"))]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("type") == "mrkdwn" and isinstance(node.get("text"), str):
+                problems += markup_problems(node["text"], path)
+            stack.extend((f"{path}/{k}", v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((f"{path}/{i}", v) for i, v in enumerate(node))
+    return problems
+
+
+# --------------------------------------------------------------------------
 # Recorded calls
 # --------------------------------------------------------------------------
 
@@ -613,6 +681,18 @@ class FakeSlack:
         """Calls to ``method`` answered ``ok: true``."""
         return [c for c in self.calls_for(method) if c.ok]
 
+    def sent_markup_problems(self) -> list[str]:
+        """Unescaped user text in anything the bot sent (see ``markup_problems``)."""
+        problems: list[str] = []
+        for call in self.calls:
+            if call.method in SENDING_METHODS:
+                payload = call.params.get("view") if call.method.startswith("views.") else None
+                target = payload if isinstance(payload, dict) else call.params
+                problems += payload_markup_problems(target, call.method)
+            elif call.method.startswith(RESPONSE_PREFIX):
+                problems += payload_markup_problems(call.params, "response_url")
+        return problems
+
     def reset_calls(self) -> None:
         with self._lock:
             self._calls.clear()
@@ -807,7 +887,9 @@ class FakeSlack:
             at=time.time(),
             token=token,
         )
-        if method is None:
+        if method is None and path.startswith(RESPONSE_PREFIX):
+            reply = self._response_url(params, problem)
+        elif method is None:
             reply = _Reply({"ok": False, "error": "unknown_method"}, status=404)
         else:
             with self._lock:
@@ -819,6 +901,17 @@ class FakeSlack:
             self._calls.append(call)
             self._changed.notify_all()
         return reply
+
+    def _response_url(self, params: dict[str, Any], problem: str | None) -> _Reply:
+        """A response_url accepts a message like chat.postEphemeral; Slack answers an
+        invalid one HTTP 400 with the error."""
+        if problem is not None:
+            return _Reply({"ok": False, "error": problem}, status=400)
+        try:
+            self._message_content(params)
+        except _SlackError as err:
+            return _Reply({"ok": False, "error": err.error, **err.extra}, status=400)
+        return _Reply({"ok": True})
 
     def _answer(
         self, method: str, params: dict[str, Any], token: str | None, problem: str | None

@@ -143,7 +143,7 @@ def test_help_and_empty_text(bot: Harness) -> None:
     assert status == 200
     assert reply["response_type"] == "ephemeral"
     assert_clean(reply)
-    for word in ("subscribe", "unsubscribe", "roles", "list", "<free text>"):
+    for word in ("subscribe", "unsubscribe", "roles", "list", "&lt;free text&gt;"):
         assert word in reply["text"]
     _, empty = bot.command("   ")
     assert empty["text"] == reply["text"]

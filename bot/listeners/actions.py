@@ -14,8 +14,13 @@ from slack_sdk import WebClient
 from bot.commands import app_home, change_subscriptions, lookup_page
 from bot.digest import now_utc
 from bot.listeners.commands import send_ephemeral
-from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, UNSUBSCRIBE_ACTION_ID
-from bot.render.replies import MorePage, error_reply
+from bot.render.blocks import (
+    MORE_ACTION_ID,
+    SUBSCRIBE_ACTION_ID,
+    UNSUBSCRIBE_ACTION_ID,
+    escaped,
+)
+from bot.render.replies import MorePage, error_reply, roles_reply
 from bot.services import Services
 
 log = logging.getLogger(__name__)
@@ -55,7 +60,7 @@ def register(app: App, services: Services) -> None:
         role = services.taxonomy.resolve(slug)
         in_home = (body.get("container") or {}).get("type") == "view"
         if role is None:
-            reply = error_reply(f"`{slug[:60]}` is no longer a role; nothing was changed.")
+            reply = error_reply(f"`{escaped(slug, 60)}` is no longer a role; nothing was changed.")
         else:
             reply = change_subscriptions(
                 services, team_id, user_id, [role.slug], subscribe=subscribe
@@ -99,6 +104,8 @@ def register(app: App, services: Services) -> None:
         page = MorePage.decode(str(action.get("value") or ""))
         if page is None:
             reply = error_reply("That button no longer works; run the command again.")
+        elif page.kind == MorePage.ROLES:
+            reply = roles_reply(services.taxonomy, page.offset)
         else:
             reply = lookup_page(services, page.query, page.offset)
         if user_id:

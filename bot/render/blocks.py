@@ -9,7 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.domain import Note, Verdict
+from bot.render.mrkdwn import clip, escape, escaped, link
 from bot.taxonomy import Taxonomy
+
+__all__ = ["clip", "escape", "escaped", "link"]  # the text rules, re-exported for builders
 
 Block = dict[str, Any]
 
@@ -34,23 +37,16 @@ VERDICT_EMOJI = {
 }
 
 
-def escape(text: str) -> str:
-    """Escape the three characters Slack's mrkdwn treats as control characters."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def verdict_badge(verdict: Verdict) -> str:
     return f"{VERDICT_EMOJI[verdict]} *{verdict.badge}*"
 
 
 def note_mrkdwn(note: Note, role: str | None, taxonomy: Taxonomy) -> str:
     """Title (linked to the PR when known), verdict badge, roles and the for-whom line."""
-    title = escape(clip(note.title, MAX_TITLE_CHARS))
-    heading = f"*<{note.pr_url}|{title}>*  #{note.pr}" if note.pr_url else f"*{title}*"
+    if note.pr_url:
+        heading = f"*{link(note.pr_url, note.title, MAX_TITLE_CHARS)}*  #{note.pr}"
+    else:
+        heading = f"*{escaped(note.title, MAX_TITLE_CHARS)}*"
     verdict = note.verdict_for(role) if role else note.verdict
     names = []
     for slug in note.roles:
@@ -58,9 +54,9 @@ def note_mrkdwn(note: Note, role: str | None, taxonomy: Taxonomy) -> str:
             names.append(taxonomy.get(slug).name_zh)
         except KeyError:
             names.append(slug)
-    lines = [heading, f"{verdict_badge(verdict)} · {escape(' · '.join(names))}"]
+    lines = [heading, f"{verdict_badge(verdict)} · {escaped(' · '.join(names), 600)}"]
     if note.excerpt:
-        lines.append(f"> {escape(clip(note.excerpt, 400))}")
+        lines.append(f"> {escaped(note.excerpt, 400)}")
     return clip("\n".join(lines), MAX_SECTION_TEXT)
 
 
@@ -73,10 +69,10 @@ def note_block(note: Note, role: str | None, taxonomy: Taxonomy) -> Block:
 
 
 def note_plain_text(note: Note, role: str | None) -> str:
-    """The notification/fallback line for a note."""
+    """The notification/fallback line for a note (the fallback `text` is mrkdwn too)."""
     verdict = note.verdict_for(role) if role else note.verdict
-    link = f" {note.pr_url}" if note.pr_url else ""
-    return f"[{verdict.value}] {note.title}{link}"
+    url = f" {escape(note.pr_url)}" if note.pr_url else ""
+    return f"[{verdict.value}] {escaped(note.title, MAX_TITLE_CHARS)}{url}"
 
 
 def header_block(text: str) -> Block:

@@ -15,10 +15,11 @@ from bot.render.blocks import (
     SUBSCRIBE_ACTION_ID,
     Block,
     button,
-    clip,
     context_block,
     escape,
+    escaped,
     header_block,
+    link,
     note_block,
     pack_groups,
     section_block,
@@ -47,8 +48,7 @@ def _tally(section: RoleSection) -> str:
 
 
 def _note_link(note: Note) -> str:
-    title = escape(clip(note.title, 150))
-    return f"<{note.pr_url}|{title}>" if note.pr_url else title
+    return link(note.pr_url, note.title, 150) if note.pr_url else escaped(note.title, 150)
 
 
 def parent_message(digest: Digest) -> Message:
@@ -107,7 +107,8 @@ def role_messages(section: RoleSection, digest: Digest, taxonomy: Taxonomy) -> l
             blocks.append(subscribe_block(role))
         out.append(
             {
-                "text": f"{digest_title(digest.week, digest.addition)} · {role.label}{part}",
+                "text": f"{digest_title(digest.week, digest.addition)} · "
+                f"{escape(role.label)}{part}",
                 "blocks": blocks,
             }
         )
@@ -130,10 +131,12 @@ def dm_messages(
     title = digest_title(week, addition)
     groups: list[list[Block]] = []
     for section in sections:
-        link = (
-            f" · <{section.thread_link}|频道话题串 / channel thread>" if section.thread_link else ""
+        thread = (
+            f" · {link(section.thread_link, '频道话题串 / channel thread', 100)}"
+            if section.thread_link
+            else ""
         )
-        heading = section_block(f"*{escape(section.role.label)}* — {len(section.notes)}{link}")
+        heading = section_block(f"*{escape(section.role.label)}* — {len(section.notes)}{thread}")
         for i, note in enumerate(section.notes):
             block = note_block(note, section.role.slug, taxonomy)
             groups.append([heading, block] if i == 0 else [block])

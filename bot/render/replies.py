@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from bot.domain import Note, Role
 from bot.render.blocks import (
@@ -25,6 +25,7 @@ from bot.render.blocks import (
     clip,
     context_block,
     escape,
+    escaped,
     header_block,
     note_block,
     note_plain_text,
@@ -59,7 +60,7 @@ def _role_names(slugs: Sequence[str], taxonomy: Taxonomy) -> list[str]:
         except KeyError:
             names.append(f"`{slug}`")
         else:
-            names.append(f"`{role.slug}` ({role.name_zh})")
+            names.append(f"`{role.slug}` ({escaped(role.name_zh, 100)})")
     return names
 
 
@@ -72,7 +73,7 @@ def _join(names: Sequence[str]) -> str:
 
 def help_reply(usage_rows: Sequence[tuple[str, str]]) -> Message:
     """The grammar table (usage, summary) as Block Kit."""
-    rows = [f"`{usage}`\n{escape(summary)}" for usage, summary in usage_rows]
+    rows = [f"`{escape(usage)}`\n{escape(summary)}" for usage, summary in usage_rows]
     blocks = [
         header_block("prdigest: what to read this week"),
         section_block("\n".join(rows)),
@@ -82,40 +83,72 @@ def help_reply(usage_rows: Sequence[tuple[str, str]]) -> Message:
             "subscriptions with buttons."
         ),
     ]
-    text = "prdigest commands:\n" + "\n".join(f"{u} — {s}" for u, s in usage_rows)
+    text = "prdigest commands:\n" + "\n".join(f"{escape(u)} — {escape(s)}" for u, s in usage_rows)
     return message(text, blocks)
 
 
-def roles_reply(taxonomy: Taxonomy) -> Message:
+def roles_reply(taxonomy: Taxonomy, offset: int = 0) -> Message:
+    """The roles with names and aliases, from `offset`: as many as one message holds,
+    with a "More" button when a large taxonomy needs several pages."""
     lines = []
-    for role in taxonomy.roles:
+    for role in taxonomy.roles[offset:]:
         aliases = ", ".join(role.aliases[:12])
-        line = f"*{escape(role.label)}* `{role.slug}`"
+        line = f"*{escaped(role.label, 200)}* `{role.slug}`"
         if aliases:
-            line += f"\n{escape(aliases)}"
+            line += f"\n{escaped(aliases, 600)}"
         lines.append(line)
-    blocks: list[Block] = [header_block("Reader roles")]
-    blocks.extend(_chunk_sections(lines, room=MAX_MESSAGE_BLOCKS - 2))
-    blocks.append(context_block("`/prdigest subscribe <role>` · `/prdigest <role>` for its notes"))
-    text = "Reader roles: " + ", ".join(r.slug for r in taxonomy.roles)
+    head = header_block("Reader roles")
+    sections, shown = _chunk_sections(
+        lines,
+        room=MAX_MESSAGE_BLOCKS - 3,  # header, context, actions
+        chars=MAX_MESSAGE_TEXT_CHARS - block_text_size(head) - 400,
+    )
+    total = len(taxonomy.roles)
+    first, last = offset + 1, offset + shown
+    blocks: list[Block] = [head, *sections]
+    hint = "`/prdigest subscribe &lt;role&gt;` · `/prdigest &lt;role&gt;` for its notes"
+    if not shown:
+        return message(f"No more roles: there are {total}.")
+    if first > 1 or last < total:
+        hint = f"Roles {first}–{last} of {total} · {hint}"
+    blocks.append(context_block(hint))
+    if last < total:
+        more = MorePage("roles", last, kind=MorePage.ROLES)
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": "more",
+                "elements": [button("More roles", MORE_ACTION_ID, more.encode())],
+            }
+        )
+    text = "Reader roles: " + ", ".join(r.slug for r in taxonomy.roles[offset:last])
+    if last < total:
+        text += f" ({first}–{last} of {total})"
     return message(text, blocks)
 
 
-def _chunk_sections(lines: Sequence[str], room: int) -> list[Block]:
-    """Lines joined into as few sections as the 3,000-character limit allows."""
+def _chunk_sections(lines: Sequence[str], room: int, chars: int) -> tuple[list[Block], int]:
+    """Lines joined into as few sections as the 3,000-character limit allows, within
+    `room` blocks and `chars` characters; returns the sections and how many lines fit."""
     blocks: list[Block] = []
     current: list[str] = []
-    size = 0
+    size = used = taken = 0
     for line in lines:
         line = clip(line, 2900)
+        if used + len(line) + 1 > chars:
+            break
         if current and size + len(line) + 1 > 2900:
+            if len(blocks) + 1 >= room:
+                break
             blocks.append(section_block("\n".join(current)))
             current, size = [], 0
         current.append(line)
         size += len(line) + 1
+        used += len(line) + 1
+        taken += 1
     if current:
         blocks.append(section_block("\n".join(current)))
-    return blocks[:room]
+    return blocks, taken
 
 
 def error_reply(text: str) -> Message:
@@ -135,7 +168,7 @@ def unknown_roles_reply(
     parts = []
     for word in unknown:
         hint = suggestions.get(word) or ()
-        shown = escape(clip(word, 60))
+        shown = escaped(word, 60)
         if hint:
             parts.append(f"`{shown}` is not a role; did you mean {_join([r.slug for r in hint])}?")
         else:
@@ -185,13 +218,21 @@ def list_reply(slugs: Sequence[str], taxonomy: Taxonomy) -> Message:
 
 @dataclass(frozen=True)
 class MorePage:
-    """What the "More" button carries: the query and the offset of the next page."""
+    """What the "More" button carries: the query and the offset of the next page, and
+    what is paged (a lookup, or the role list)."""
 
     query: str
     offset: int
+    kind: str = "lookup"
+
+    LOOKUP: ClassVar[str] = "lookup"
+    ROLES: ClassVar[str] = "roles"
 
     def encode(self) -> str:
-        return json.dumps({"q": self.query, "o": self.offset}, ensure_ascii=False)
+        data: dict[str, object] = {"q": self.query, "o": self.offset}
+        if self.kind != self.LOOKUP:
+            data["k"] = self.kind
+        return json.dumps(data, ensure_ascii=False)
 
     @classmethod
     def decode(cls, value: str) -> MorePage | None:
@@ -207,7 +248,10 @@ class MorePage:
             return None
         if isinstance(offset, bool):
             return None
-        return cls(query, offset)
+        kind = data.get("k", cls.LOOKUP)
+        if kind not in (cls.LOOKUP, cls.ROLES):
+            return None
+        return cls(query, offset, kind)
 
 
 def lookup_reply(
@@ -222,7 +266,7 @@ def lookup_reply(
 ) -> Message:
     """One page of a role's notes or of search results, with a "More" button when more
     notes follow. Notes that would break the message size limits wait for the next page."""
-    shown_query = escape(clip(query, 200))
+    shown_query = escaped(query, 200)
     if not notes:
         return _no_match_reply(shown_query, role, total, suggestions, near)
     slug = role.slug if role else None
@@ -255,7 +299,7 @@ def lookup_reply(
             }
         )
     lines = [note_plain_text(n, slug) for n in page]
-    text = f"{clip(title, 150)}: {first}–{last} of {total}\n" + "\n".join(lines)
+    text = f"{escaped(title, 150)}: {first}–{last} of {total}\n" + "\n".join(lines)
     return message(text, blocks)
 
 
@@ -325,9 +369,9 @@ def home_view(
 
 def _role_row(role: Role, subscribed: bool) -> Block:
     aliases = ", ".join(role.aliases[:6])
-    text = f"*{escape(role.label)}* `{role.slug}`"
+    text = f"*{escaped(role.label, 200)}* `{role.slug}`"
     if aliases:
-        text += f"\n{escape(aliases)}"
+        text += f"\n{escaped(aliases, 600)}"
     if subscribed:
         action = button("Unsubscribe", role_action_id(UNSUBSCRIBE_ACTION_ID, role.slug), role.slug)
     else:
