@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -20,14 +20,20 @@ from typer.core import TyperGroup
 from bot.config import Settings, SettingsError, load_settings
 from bot.digest import now_utc, week_bounds
 from bot.ingest import find_note_files
+from bot.logs import configure_logging, json_logging
+from bot.metrics import Metrics
 from bot.render.terminal import digest_renderable, lookup_renderable
 from bot.search import QueryError
 from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
 from bot.store import Store, StoreError
 from bot.taxonomy import TaxonomyError
 
+if TYPE_CHECKING:
+    from bot.server import RunningServer, WsgiApp
+
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
+log = logging.getLogger("bot.cli")
 PROGRESS_MIN_FILES = 10
 
 
@@ -42,8 +48,17 @@ class _Group(TyperGroup):
         try:
             return super().invoke(ctx)
         except CliError as exc:
-            err.print(f"[red]prdigest:[/red] {exc}", highlight=False)
+            say(str(exc), logging.ERROR, "[red]prdigest:[/red] ")
             raise typer.Exit(2) from None
+
+
+def say(message: str, level: int = logging.INFO, label: str = "") -> None:
+    """A line for the operator on stderr: printed after `label` (rich markup), or logged
+    at `level` when log lines are JSON, so that stderr stays one object per line."""
+    if json_logging():
+        log.log(level, message)
+    else:
+        err.print(f"{label}{message}", highlight=False)
 
 
 app = typer.Typer(
@@ -63,10 +78,12 @@ def settings_or_exit() -> Settings:
 
 
 @contextmanager
-def open_services(settings: Settings | None = None) -> Iterator[Services]:
+def open_services(
+    settings: Settings | None = None, metrics: Metrics | None = None
+) -> Iterator[Services]:
     settings = settings or settings_or_exit()
     try:
-        services = Services.build(settings)
+        services = Services.build(settings, metrics)
     except (StoreError, TaxonomyError) as exc:
         raise CliError(str(exc)) from None
     try:
@@ -80,8 +97,15 @@ def _configure(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at DEBUG level.")] = False,
 ) -> None:
     """prdigest: weekly, role-specific reading lists of vLLM pull-request notes."""
-    level = logging.DEBUG if verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        settings: Settings | None = load_settings()
+    except SettingsError:
+        settings = None  # the command itself reports it
+    if settings is not None and settings.log_format == "json":
+        # Collected logs: every command logs at PRDIGEST_LOG_LEVEL, each line one object.
+        configure_logging(logging.DEBUG if verbose else settings.log_level, "json")
+    else:
+        configure_logging(logging.DEBUG if verbose else logging.WARNING)
 
 
 @app.command()
@@ -99,13 +123,13 @@ def ingest(
         targets = list(paths or [services.settings.digests_dir])
         files = find_note_files([p for p in targets if p.exists()])
         if len(files) >= PROGRESS_MIN_FILES:
-            with Progress(console=err, transient=True) as progress:
+            with Progress(console=err, transient=True, disable=json_logging()) as progress:
                 task = progress.add_task("ingesting", total=len(files))
                 report = ingest_paths(services, targets, on_file=lambda _p: progress.advance(task))
         else:
             report = ingest_paths(services, targets)
     for error in report.errors:
-        err.print(f"[red]error[/red] {error}", highlight=False)
+        say(str(error), logging.ERROR, "[red]error[/red] ")
     out.print(report.summary(), highlight=False, soft_wrap=True)
     if report.errors:
         raise typer.Exit(1)
@@ -237,8 +261,8 @@ def preview(
         if services.store.count_notes() == 0:
             report = ingest_paths(services, [settings.digests_dir])
             for error in report.errors:
-                err.print(f"[red]error[/red] {error}", highlight=False)
-            err.print(f"ingested {settings.digests_dir}: {report.summary()}", highlight=False)
+                say(str(error), logging.ERROR, "[red]error[/red] ")
+            say(f"ingested {settings.digests_dir}: {report.summary()}")
         digest = preview_digest(services, week, now_utc())
         out.print(digest_renderable(digest, services.taxonomy))
 
@@ -289,11 +313,11 @@ def post(
                 ),
             )
         except DeliveryError as exc:
-            err.print(f"[red]prdigest:[/red] {exc}", highlight=False)
+            say(str(exc), logging.ERROR, "[red]prdigest:[/red] ")
             raise typer.Exit(1) from None
         waiting = notes_not_ingested(services) if dry_run else 0
     for error in result.ingest_errors:
-        err.print(f"[yellow]skipped[/yellow] {error}", highlight=False)
+        say(error, logging.WARNING, "[yellow]skipped[/yellow] ")
     for message in result.preview:
         if as_json:
             item = {"part": message.part, "channel": message.channel, **message.payload}
@@ -302,14 +326,14 @@ def post(
             out.rule(f"{message.part} → {message.channel}")
             out.print(message_text(message.payload), highlight=False, markup=False)
     if as_json:
-        err.print(result.message, highlight=False)
+        say(result.message)
     else:
         out.print(result.message, highlight=False, soft_wrap=True)
     if waiting:
-        err.print(
+        say(
             f"{waiting} notes in {settings.digests_dir} are not ingested yet and not shown: "
             "`prdigest post` ingests them first (or run `prdigest ingest`)",
-            highlight=False,
+            logging.WARNING,
         )
 
 
@@ -322,18 +346,21 @@ def serve(
 ) -> None:
     """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PRDIGEST_PORT.
 
-    HTTP mode serves POST /slack/events and GET /healthz. The weekly digest schedule runs
-    in the same process unless --no-scheduler. Stops cleanly on SIGTERM or Ctrl-C.
+    HTTP mode serves POST /slack/events, GET /healthz and GET /metrics; PRDIGEST_METRICS_PORT
+    serves the last two on a port of their own (in Socket Mode too). The weekly digest
+    schedule runs in the same process unless --no-scheduler. Stops cleanly on SIGTERM or
+    Ctrl-C.
     """
     from slack_sdk.errors import SlackApiError, SlackClientError
 
+    from bot.prometheus import PrometheusMetrics, measure_store
     from bot.server import (
         HealthCheck,
         ShutdownSignal,
         SocketModeConnection,
+        make_ops_app,
         make_wsgi_app,
         missing_slack_settings,
-        serve_in_thread,
     )
     from bot.slack_app import build_app
     from bot.slack_client import build_web_client
@@ -351,14 +378,21 @@ def serve(
         root.setLevel(settings.log_level)
     app_token = settings.slack_app_token
     secret = settings.slack_signing_secret
-    with ShutdownSignal() as shutdown, open_services(settings) as services:
-        client = build_web_client(settings)
+    metrics = PrometheusMetrics()
+    with ShutdownSignal() as shutdown, open_services(settings, metrics) as services:
+        measure_store(metrics, services.store, settings.channel)
+        client = build_web_client(settings, metrics=metrics)
+        health = HealthCheck(services.store, client)
         bolt = build_app(
             services,
             client,
             signing_secret=secret.get_secret_value() if secret else None,
             socket_mode=app_token is not None,
         )
+        ops = None
+        if settings.metrics_port is not None:
+            ops = _listen(make_ops_app(health, metrics), host, settings.metrics_port)
+            say(f"metrics on http://{host}:{ops.port}/metrics", label="prdigest: ")
         scheduler = None
         if not no_scheduler:
             from bot.scheduler import start_scheduler
@@ -371,25 +405,31 @@ def serve(
                     handler.connect()
                 except (SlackApiError, SlackClientError, OSError) as exc:
                     raise CliError(f"cannot open the Socket Mode connection: {exc}") from None
-                err.print("prdigest: connected to Slack (Socket Mode)", highlight=False)
+                say("connected to Slack (Socket Mode)", label="prdigest: ")
                 shutdown.wait()
                 handler.close()
             else:
-                wsgi = make_wsgi_app(bolt, HealthCheck(services.store, client))
-                try:
-                    running = serve_in_thread(wsgi, host, settings.port)
-                except OSError as exc:
-                    raise CliError(f"cannot listen on {host}:{settings.port}: {exc}") from None
-                err.print(
-                    f"prdigest: listening on http://{host}:{running.port}/slack/events",
-                    highlight=False,
-                )
+                # /metrics stays off the public port when it has one of its own.
+                wsgi = make_wsgi_app(bolt, health, None if ops else metrics)
+                running = _listen(wsgi, host, settings.port)
+                say(f"listening on http://{host}:{running.port}/slack/events", label="prdigest: ")
                 shutdown.wait()
                 running.stop()
         finally:
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
-    err.print("prdigest: stopped", highlight=False)
+            if ops is not None:
+                ops.stop()
+    say("stopped", label="prdigest: ")
+
+
+def _listen(wsgi: WsgiApp, host: str, port: int) -> RunningServer:
+    from bot.server import serve_in_thread
+
+    try:
+        return serve_in_thread(wsgi, host, port)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {host}:{port}: {exc}") from None
 
 
 def main() -> None:

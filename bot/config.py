@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -57,6 +57,16 @@ class Settings(BaseSettings):
     )
     page_size: int = Field(default=5, ge=1, le=20, description="Notes per /prdigest page.")
     log_level: str = Field(default="INFO", description="Python logging level.")
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="Log lines as text, or one JSON object per line."
+    )
+    metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="Port for GET /metrics and /healthz alone (Socket Mode, or to keep "
+        "/metrics off PRDIGEST_PORT in HTTP mode).",
+    )
     slack_bot_token: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("SLACK_BOT_TOKEN", "PRDIGEST_SLACK_BOT_TOKEN"),

@@ -23,6 +23,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from bot.config import Settings
 from bot.digest import build_digest, week_label
 from bot.domain import Note, Role
+from bot.logs import run_context
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
 from bot.services import Services, ingest_default
 from bot.store.ledger import (
@@ -391,6 +392,7 @@ class _Poster:
         )
         if part.kind == "dm":
             self.dms += 1
+            self.services.metrics.dm_sent()
         else:
             self.posted += 1
 
@@ -483,22 +485,25 @@ def _deliver_claimed(
     result: RunResult,
 ) -> None:
     poster = _Poster(services, client, ledger, run, owner, pacing)
-    try:
-        poster.deliver()
-    except DeliveryError as exc:
-        ledger.release(run.id, owner, str(exc))
-        log.error("weekly digest not delivered (run %s stays unfinished): %s", run.id, exc)
-        raise
-    except LostClaimError:
-        log.error("digest run %s was taken over by another process; stopped", run.id)
-        raise
-    except Exception as exc:
-        ledger.release(run.id, owner, f"{type(exc).__name__}: {exc}")
-        raise
-    finally:
-        result.posted += poster.posted
-        result.found += poster.found
-        result.dms += poster.dms
+    with run_context(run.id):
+        log.info("delivering digest run %s: %s notes to %s", run.id, run.note_count, run.channel)
+        try:
+            poster.deliver()
+        except DeliveryError as exc:
+            ledger.release(run.id, owner, str(exc))
+            log.error("weekly digest not delivered (run %s stays unfinished): %s", run.id, exc)
+            raise
+        except LostClaimError:
+            log.error("digest run %s was taken over by another process; stopped", run.id)
+            raise
+        except Exception as exc:
+            ledger.release(run.id, owner, f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            result.posted += poster.posted
+            result.found += poster.found
+            result.dms += poster.dms
+    services.metrics.digest_posted()
     result.runs.append(run.id)
     result.notes += run.note_count
     result.addition = result.addition or run.addition

@@ -1,8 +1,11 @@
-"""HTTP mode: a small WSGI app in front of Bolt, served by waitress, plus `/healthz`.
+"""HTTP mode: a small WSGI app in front of Bolt, served by waitress, plus `/healthz` and
+`/metrics`.
 
 `POST /slack/events` carries slash commands, interactivity and events (one Request URL for
 all three); `GET /healthz` answers 200 once the store answers and the bot token passed
-`auth.test`, else 503 with the failing check named.
+`auth.test`, else 503 with the failing check named; `GET /metrics` is the Prometheus text
+exposition (`bot.prometheus`). In Socket Mode the last two are served alone
+(`make_ops_app`) on `PRDIGEST_METRICS_PORT`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import waitress
 from slack_bolt import App
@@ -25,10 +28,14 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from bot.config import Settings
 from bot.store import Store
 
+if TYPE_CHECKING:
+    from bot.prometheus import PrometheusMetrics
+
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
+METRICS_PATH = "/metrics"
 MAX_REQUEST_BYTES = 1_000_000  # Slack's payloads are a few kB; refuse anything huge
 SERVER_THREADS = 8
 AUTH_RECHECK_SECONDS = 10.0
@@ -112,9 +119,8 @@ class HealthCheck:
         return "ok"
 
 
-def make_wsgi_app(bolt_app: App, health: HealthCheck) -> WsgiApp:
-    """Route Slack's requests to Bolt and answer the health check; 404 for anything else."""
-    slack = SlackRequestHandler(bolt_app, path=EVENTS_PATH)
+def make_ops_app(health: HealthCheck, metrics: PrometheusMetrics | None = None) -> WsgiApp:
+    """`GET /healthz` and `GET /metrics` (404 without metrics); 404 for anything else."""
 
     def application(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -123,6 +129,28 @@ def make_wsgi_app(bolt_app: App, health: HealthCheck) -> WsgiApp:
             healthy, checks = health.run()
             status = "200 OK" if healthy else "503 Service Unavailable"
             return _json(start_response, status, {"ok": healthy, "checks": checks})
+        if path == METRICS_PATH and metrics is not None and method in ("GET", "HEAD"):
+            payload = metrics.render()
+            start_response(
+                "200 OK",
+                [("Content-Type", metrics.content_type), ("Content-Length", str(len(payload)))],
+            )
+            return [payload]
+        return _json(start_response, "404 Not Found", {"error": "not found"})
+
+    return application
+
+
+def make_wsgi_app(
+    bolt_app: App, health: HealthCheck, metrics: PrometheusMetrics | None = None
+) -> WsgiApp:
+    """Route Slack's requests to Bolt, the rest to `make_ops_app`."""
+    slack = SlackRequestHandler(bolt_app, path=EVENTS_PATH)
+    ops = make_ops_app(health, metrics)
+
+    def application(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        method = environ.get("REQUEST_METHOD", "GET")
         if path == EVENTS_PATH:
             if method != "POST":
                 return _json(start_response, "405 Method Not Allowed", {"error": "use POST"})
@@ -132,7 +160,7 @@ def make_wsgi_app(bolt_app: App, health: HealthCheck) -> WsgiApp:
                 # A signed body that is not a Slack payload (Bolt parses it before answering).
                 log.warning("unreadable Slack request: %s", exc.__class__.__name__)
                 return _json(start_response, "400 Bad Request", {"error": "unreadable payload"})
-        return _json(start_response, "404 Not Found", {"error": "not found"})
+        return ops(environ, start_response)
 
     return application
 

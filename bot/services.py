@@ -18,6 +18,7 @@ from bot.config import Settings
 from bot.digest import build_digest, week_bounds, week_label
 from bot.domain import Digest, Note, ParsedNote, Role
 from bot.ingest import NoteFileError, content_hash, find_note_files, note_key, parse_note_file
+from bot.metrics import INGEST_OUTCOMES, Metrics, NullMetrics
 from bot.search import Query, parse_query
 from bot.store import IndexedNote, Page, Store, index_note
 from bot.store.ledger import Ledger
@@ -32,16 +33,23 @@ PREPARE_WORKERS = 2
 
 @dataclass
 class Services:
-    """What every entry point needs: settings, the store and the taxonomy."""
+    """What every entry point needs: settings, the store, the taxonomy and where the use
+    cases report their metrics (`bot.metrics`)."""
 
     settings: Settings
     store: Store
     taxonomy: Taxonomy
+    metrics: Metrics = field(default_factory=NullMetrics)
 
     @classmethod
-    def build(cls, settings: Settings) -> Services:
+    def build(cls, settings: Settings, metrics: Metrics | None = None) -> Services:
         taxonomy = load_taxonomy(settings.roles_file)
-        return cls(settings=settings, store=Store.open(settings.database_url), taxonomy=taxonomy)
+        return cls(
+            settings=settings,
+            store=Store.open(settings.database_url),
+            taxonomy=taxonomy,
+            metrics=metrics or NullMetrics(),
+        )
 
     def close(self) -> None:
         self.store.close()
@@ -102,6 +110,8 @@ def ingest_paths(
             batch, pending = [], 0
     if batch:
         _save_batch(services, batch, report, on_file, now)
+    for outcome in INGEST_OUTCOMES:
+        services.metrics.notes_ingested(outcome, getattr(report, outcome))
     return report
 
 

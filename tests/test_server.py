@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app as cli_app
 from bot.services import Services
+from bot.slack_client import BOT_SCOPES
 from tests.fakeslack import FakeSlack
 from tests.test_slack_app import TOKEN, Harness, start_harness
 
@@ -142,9 +143,9 @@ MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "slack-app-manifest.
 def test_manifest_asks_only_for_what_is_used() -> None:
     manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
     scopes = manifest["oauth_config"]["scopes"]["bot"]
-    assert sorted(scopes) == sorted(
-        ["commands", "chat:write", "im:write", "channels:history", "groups:history", "im:history"]
-    )
+    # The scopes `prdigest doctor` checks the token for are exactly the manifest's.
+    assert sorted(scopes) == sorted(BOT_SCOPES)
+    assert len(BOT_SCOPES) == len(set(BOT_SCOPES)) == 6
     assert "user" not in manifest["oauth_config"]["scopes"]
     features = manifest["features"]
     (command,) = features["slash_commands"]

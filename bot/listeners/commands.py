@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -18,6 +19,7 @@ def register(app: App, services: Services) -> None:
     def handle_prdigest(
         ack: Ack, command: dict[str, Any], respond: Respond | None, client: WebClient
     ) -> None:
+        started = time.monotonic()
         team_id, user_id = command.get("team_id"), command.get("user_id")
         if not team_id or not user_id:
             ack(**error_reply("This request names no team or user; nothing was done."))
@@ -26,6 +28,7 @@ def register(app: App, services: Services) -> None:
         parsed = parse_command(str(command.get("text") or ""), services.taxonomy)
         reply = run_command(services, parsed, str(team_id), str(user_id))
         send_ephemeral(respond, client, command.get("channel_id"), str(user_id), reply)
+        services.metrics.command_handled(parsed.kind.value, time.monotonic() - started)
 
 
 def send_ephemeral(

@@ -283,6 +283,15 @@ class Ledger:
             )
             return latest.week, list(conn.execute(stmt).scalars())
 
+    def last_digest_finished(self, channel: str | None) -> datetime | None:
+        """When the newest digest run (to `channel`, or any) was delivered completely."""
+        stmt = sa.select(sa.func.max(digest_runs.c.finished_at)).where(digest_runs.c.status == DONE)
+        if channel is not None:
+            stmt = stmt.where(digest_runs.c.channel == channel)
+        with self.engine.connect() as conn:
+            finished = conn.execute(stmt).scalar()
+        return aware(finished) if finished is not None else None
+
     def dm_sent_notes(self, team_id: str, user_id: str) -> set[int]:
         stmt = sa.select(dm_deliveries.c.note_id).where(
             dm_deliveries.c.team_id == team_id, dm_deliveries.c.user_id == user_id

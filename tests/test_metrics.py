@@ -1,0 +1,163 @@
+"""`GET /metrics`: scraped over HTTP after real commands and a real digest post."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.delivery import publish_weekly_digest
+from bot.prometheus import PrometheusMetrics, measure_store
+from bot.server import HealthCheck, make_ops_app, make_wsgi_app, serve_in_thread
+from bot.services import Services, ingest_paths
+from bot.slack_app import build_app
+from bot.slack_client import CallMetrics, build_web_client
+from tests.fakeslack import FakeSlack
+from tests.fixtures_util import seed_files
+from tests.test_delivery import FAST, NOW, add_seed_notes
+from tests.test_slack_app import SECRET, TOKEN, Harness
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def parse(text: bytes) -> Samples:
+    """Every sample of a Prometheus text exposition, keyed by name and labels."""
+    samples: Samples = {}
+    for family in text_string_to_metric_families(text.decode()):
+        for sample in family.samples:
+            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return samples
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+@pytest.fixture
+def bot(posting: Services, slack: FakeSlack) -> Iterator[Harness]:
+    """The HTTP app with Prometheus metrics, the way `prdigest serve` wires it."""
+    metrics = PrometheusMetrics()
+    posting.metrics = metrics
+    measure_store(metrics, posting.store, posting.settings.channel)
+    client = build_web_client(posting.settings, metrics=metrics)
+    app = build_app(posting, client, signing_secret=SECRET, socket_mode=False)
+    wsgi = make_wsgi_app(app, HealthCheck(posting.store, client), metrics)
+    harness = Harness(slack, posting, serve_in_thread(wsgi))
+    try:
+        yield harness
+    finally:
+        harness.server.stop()
+
+
+def scrape(bot: Harness) -> Samples:
+    status, body = bot.request("GET", "/metrics")
+    assert status == 200
+    return parse(body)
+
+
+def scrape_until(bot: Harness, name: str, expected: float, **labels: str) -> Samples:
+    """A command is counted just after its reply left: wait for that moment."""
+    deadline = time.monotonic() + 10
+    while True:
+        samples = scrape(bot)
+        if value(samples, name, **labels) >= expected or time.monotonic() > deadline:
+            return samples
+        time.sleep(0.02)
+
+
+def test_commands_are_counted_by_kind_with_latency(bot: Harness) -> None:
+    ingest_paths(bot.services, seed_files())
+    before = scrape(bot)
+    assert value(before, "prdigest_commands_total", kind="help") == 0
+    assert value(before, "prdigest_notes_stored") == bot.services.store.count_notes() > 0
+    assert value(before, "prdigest_notes_ingested_total", outcome="new") > 0
+
+    for text in ("help", "moe", "fp8 marlin"):
+        status, reply = bot.command(text)
+        assert status == 200 and reply
+    after = scrape_until(bot, "prdigest_command_seconds_count", 2, kind="lookup")
+    after = scrape_until(bot, "prdigest_command_seconds_count", 1, kind="help")
+    assert value(after, "prdigest_commands_total", kind="help") == 1
+    assert value(after, "prdigest_commands_total", kind="lookup") == 2
+    assert value(after, "prdigest_command_seconds_count", kind="lookup") == 2
+    assert value(after, "prdigest_command_seconds_sum", kind="lookup") > 0
+    assert value(after, "prdigest_command_seconds_bucket", kind="help", le="+Inf") == 1
+
+
+def test_digest_post_moves_the_digest_dm_and_slack_counters(bot: Harness, slack: FakeSlack) -> None:
+    services = bot.services
+    add_seed_notes(services)
+    services.store.subscribe("T1", "U1", ["moe-quant"])
+    services.store.subscribe("T1", "U2", ["kernels"])
+    assert value(scrape(bot), "prdigest_last_digest_timestamp_seconds") == 0
+    slack.rate_limit("chat.postMessage", times=1, retry_after=1)
+
+    client = build_web_client(services.settings, metrics=services.metrics)
+    result = publish_weekly_digest(services, client, NOW, pacing=FAST)
+    assert result.status == "posted" and result.dms == 2
+
+    samples = scrape(bot)
+    assert value(samples, "prdigest_digests_posted_total") == 1
+    assert value(samples, "prdigest_dms_sent_total") == 2
+    accepted = len(slack.accepted("chat.postMessage"))
+    assert accepted == result.posted + result.dms
+    assert (
+        value(samples, "prdigest_slack_api_calls_total", method="chat.postMessage", outcome="ok")
+        == accepted
+    )
+    assert (
+        value(
+            samples,
+            "prdigest_slack_api_calls_total",
+            method="chat.postMessage",
+            outcome="ratelimited",
+        )
+        == value(samples, "prdigest_slack_rate_limited_total", method="chat.postMessage")
+        == 1
+    )
+    assert value(samples, "prdigest_last_digest_timestamp_seconds") > NOW.timestamp()
+    stored = services.store.count_notes()
+    assert value(samples, "prdigest_notes_stored") == stored > 0
+    assert value(samples, "prdigest_notes_ingested_total", outcome="new") == stored
+
+
+def test_slack_errors_and_unreachable_slack_are_outcomes(slack: FakeSlack) -> None:
+    metrics = PrometheusMetrics()
+    client = WebClient(token=TOKEN, base_url=slack.api_url, retry_handlers=[CallMetrics(metrics)])
+    slack.fail("auth.test", "invalid_auth")
+    with pytest.raises(SlackApiError):
+        client.auth_test()
+    client.auth_test()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/api/"
+    gone = WebClient(token=TOKEN, base_url=closed, retry_handlers=[CallMetrics(metrics)])
+    with pytest.raises((SlackClientError, OSError)):
+        gone.chat_postMessage(channel="C1", text="hi")
+    samples = parse(metrics.render())
+    calls = "prdigest_slack_api_calls_total"
+    assert value(samples, calls, method="auth.test", outcome="invalid_auth") == 1
+    assert value(samples, calls, method="auth.test", outcome="ok") == 1
+    assert value(samples, calls, method="chat.postMessage", outcome="unreachable") == 1
+
+
+def test_ops_app_serves_metrics_and_health_alone(services: Services, slack: FakeSlack) -> None:
+    """What Socket Mode serves on PRDIGEST_METRICS_PORT: no Slack endpoint there."""
+    metrics = PrometheusMetrics()
+    measure_store(metrics, services.store, None)
+    client = build_web_client(
+        services.settings.model_copy(update={"slack_api_url": slack.api_url}), TOKEN
+    )
+    running = serve_in_thread(make_ops_app(HealthCheck(services.store, client), metrics))
+    harness = Harness(slack, services, running)
+    try:
+        assert value(scrape(harness), "prdigest_notes_stored") == 0
+        assert harness.request("GET", "/healthz")[0] == 200
+        assert harness.request("POST", "/slack/events", b"{}")[0] == 404
+    finally:
+        running.stop()
