@@ -1,0 +1,155 @@
+"""The labelled note sets and how a classifier is scored on them (aggregates only).
+
+Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
+develop the vocabulary), `dev3` (more development notes in other styles) and `unseen_v2`
+(held out, frozen: scored, never read for ideas; see fixtures/README.md).
+
+A note's verdict counts as right when its main verdict is right and, for a note that
+splits its audience, every named group's verdict and the verdict of everyone else are
+right too. Role scores allow a note's `maybe` roles without penalty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.domain import Classification
+from bot.ingest import parse_note_text
+from tests.fixtures_util import FIXTURES
+
+NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
+UNSEEN = "unseen_v2"
+UNSEEN_SHA256 = "c324355def3e499199e3b3333108f122281bbad8d8252ce383f3365506d0f786"
+DEV_SETS = ("seeds", "dev", "dev2", "dev3")
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One labelled note."""
+
+    title: str
+    paragraph: str
+    roles: frozenset[str]
+    maybe: frozenset[str]
+    verdict: str
+    role_verdicts: dict[str, str] = field(default_factory=dict)
+    others_verdict: str | None = None
+
+
+def _rows(path: Path) -> list[dict[str, object]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _labelled(row: dict[str, object], paragraph: str) -> Labelled:
+    rv = row.get("role_verdicts")
+    ov = row.get("others_verdict")
+    return Labelled(
+        title=str(row["title"]),
+        paragraph=paragraph,
+        roles=frozenset(row["roles"]),  # type: ignore[arg-type]
+        maybe=frozenset(row["maybe"]),  # type: ignore[arg-type]
+        verdict=str(row["verdict"]),
+        role_verdicts={str(k): str(v) for k, v in rv.items()} if isinstance(rv, dict) else {},
+        others_verdict=str(ov) if ov is not None else None,
+    )
+
+
+def unseen_digest() -> str:
+    """sha256 of the frozen held-out file."""
+    return hashlib.sha256((FIXTURES / "unseen_v2.jsonl").read_bytes()).hexdigest()
+
+
+def load_set(name: str) -> list[Labelled]:
+    """The labelled notes of set `name`."""
+    if name in ("seeds", "dev"):
+        paths = sorted(FIXTURES.glob("0*.txt")) if name == "seeds" else [FIXTURES / "notes_dev.txt"]
+        paragraphs: dict[str, str] = {}
+        for path in paths:
+            for note in parse_note_text(path.read_text(encoding="utf-8"), path.name):
+                paragraphs[note.title] = note.paragraph
+        rows = _rows(FIXTURES / f"labels_{name}.jsonl")
+        return [_labelled(r, paragraphs[str(r["title"])]) for r in rows]
+    if name == UNSEEN and unseen_digest() != UNSEEN_SHA256:
+        raise ValueError("unseen_v2.jsonl changed: it is no longer a held-out set")
+    path = FIXTURES / (f"{name}.jsonl" if name == UNSEEN else f"labels_{name}.jsonl")
+    return [_labelled(r, str(r["paragraph"])) for r in _rows(path)]
+
+
+@dataclass
+class RoleScore:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    @property
+    def f1(self) -> float:
+        p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+        r = self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@dataclass
+class SetScore:
+    """Aggregate scores of one classifier on one set."""
+
+    notes: int
+    verdict_accuracy: float  # main verdict, audience verdicts and everyone else's all right
+    main_verdict_accuracy: float
+    role_f1: dict[str, float]
+
+    @property
+    def named_macro_f1(self) -> float:
+        return sum(self.role_f1[r] for r in NAMED_ROLES) / len(NAMED_ROLES)
+
+    @property
+    def all_macro_f1(self) -> float:
+        return sum(self.role_f1.values()) / len(self.role_f1)
+
+    def line(self, name: str) -> str:
+        roles = " ".join(f"{k}={v:.2f}" for k, v in self.role_f1.items())
+        return (
+            f"{name}: n={self.notes} verdict={self.verdict_accuracy:.3f} "
+            f"(main {self.main_verdict_accuracy:.3f}) named-F1={self.named_macro_f1:.3f} "
+            f"all-F1={self.all_macro_f1:.3f} | {roles}"
+        )
+
+
+def verdict_right(label: Labelled, got: Classification, slugs: Iterable[str]) -> bool:
+    """Main verdict, every named group's verdict and everyone else's verdict all right."""
+    if got.verdict.value != label.verdict:
+        return False
+    for role, verdict in label.role_verdicts.items():
+        if got.verdict_for(role).value != verdict:
+            return False
+    if label.others_verdict is not None:
+        mentioned = label.roles | label.maybe | set(label.role_verdicts)
+        outsider = next(s for s in slugs if s not in mentioned)
+        if got.verdict_for(outsider).value != label.others_verdict:
+            return False
+    return True
+
+
+def score(
+    notes: list[Labelled], classify: Callable[[str, str], Classification], slugs: tuple[str, ...]
+) -> SetScore:
+    """Score `classify` on `notes`, in aggregate."""
+    per_role = {s: RoleScore() for s in slugs}
+    right = main = 0
+    for label in notes:
+        got = classify(label.title, label.paragraph)
+        for role in got.roles:
+            if role in label.roles:
+                per_role[role].tp += 1
+            elif role not in label.maybe:
+                per_role[role].fp += 1
+        for role in label.roles - set(got.roles):
+            per_role[role].fn += 1
+        main += got.verdict.value == label.verdict
+        right += verdict_right(label, got, slugs)
+    n = len(notes)
+    return SetScore(n, right / n, main / n, {s: v.f1 for s, v in per_role.items()})
