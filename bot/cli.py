@@ -6,9 +6,10 @@ import json
 import logging
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -17,12 +18,14 @@ from rich.progress import Progress
 from rich.table import Table
 from typer.core import TyperGroup
 
+from bot import __version__
 from bot.config import Settings, SettingsError, load_settings
 from bot.digest import now_utc, week_bounds
 from bot.ingest import find_note_files
 from bot.logs import configure_logging, json_logging
 from bot.metrics import Metrics
 from bot.render.terminal import digest_renderable, lookup_renderable
+from bot.sample_notes import bundled_notes_dir, missing_sqlite_file
 from bot.search import QueryError
 from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
 from bot.store import Store, StoreError
@@ -92,9 +95,21 @@ def open_services(
         services.close()
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"prdigest {__version__}", highlight=False)
+        raise typer.Exit()
+
+
 @app.callback()
 def _configure(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at DEBUG level.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Show the version and exit.", is_eager=True, callback=_print_version
+        ),
+    ] = False,
 ) -> None:
     """prdigest: weekly, role-specific reading lists of vLLM pull-request notes."""
     try:
@@ -249,7 +264,8 @@ def preview(
 ) -> None:
     """Render this week's digest in the terminal, as it would be posted; no Slack needed.
 
-    Ingests PRDIGEST_DIGESTS_DIR first when the store is empty.
+    Ingests PRDIGEST_DIGESTS_DIR first when the store is empty. When that folder does not
+    exist either, previews the bundled sample notes in a temporary store (nothing is kept).
     """
     settings = settings_or_exit()
     if week is not None:
@@ -257,14 +273,35 @@ def preview(
             week_bounds(week, settings.zone)
         except ValueError as exc:
             raise CliError(f"--week: {exc}") from None
-    with open_services(settings) as services:
+    with ExitStack() as stack:
+        notes_dir = settings.digests_dir
+        if not notes_dir.exists() and not _store_has_notes(settings):
+            notes_dir = bundled_notes_dir()
+            scratch = Path(stack.enter_context(TemporaryDirectory(prefix="prdigest-preview-")))
+            say(
+                f"{settings.digests_dir} (PRDIGEST_DIGESTS_DIR) does not exist: previewing the "
+                "sample notes bundled with prdigest, in a temporary store",
+                logging.WARNING,
+            )
+            settings = settings.model_copy(
+                update={"database_url": f"sqlite:///{scratch / 'preview.db'}"}
+            )
+        services = stack.enter_context(open_services(settings))
         if services.store.count_notes() == 0:
-            report = ingest_paths(services, [settings.digests_dir])
+            report = ingest_paths(services, [notes_dir])
             for error in report.errors:
                 say(str(error), logging.ERROR, "[red]error[/red] ")
-            say(f"ingested {settings.digests_dir}: {report.summary()}")
+            say(f"ingested {notes_dir}: {report.summary()}")
         digest = preview_digest(services, week, now_utc())
         out.print(digest_renderable(digest, services.taxonomy))
+
+
+def _store_has_notes(settings: Settings) -> bool:
+    """Whether the configured store holds notes, without creating a missing SQLite file."""
+    if missing_sqlite_file(settings.database_url):
+        return False
+    with open_services(settings) as services:
+        return services.store.count_notes() > 0
 
 
 @app.command()
