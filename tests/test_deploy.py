@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -146,3 +147,86 @@ def test_env_example_defines_every_secret_compose_needs() -> None:
     assert {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"} <= defined
     assert "SLACK_APP_TOKEN" not in defined, "compose runs HTTP mode"
     assert ".env" in (ROOT / ".gitignore").read_text().split()
+
+
+def k8s_documents() -> dict[str, dict[str, Any]]:
+    """kind -> the manifest of that kind in deploy/k8s (one of each)."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            assert document["kind"] not in found, document["kind"]
+            found[document["kind"]] = document
+    return found
+
+
+def test_kubernetes_manifests_are_valid() -> None:
+    files = sorted(str(p.relative_to(ROOT)) for p in (DEPLOY / "k8s").glob("*.yaml"))
+    assert len(files) >= 4
+    done = run(tool("kubernetes-validate"), "--strict", *files)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_kubernetes_deployment_is_replicated_probed_and_configured_from_outside() -> None:
+    docs = k8s_documents()
+    deployment, config = docs["Deployment"], docs["ConfigMap"]["data"]
+    assert deployment["spec"]["replicas"] >= 2
+    pod = deployment["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    assert container["args"] == ["prdigest", "serve"]
+    port = next(p for p in container["ports"] if p["name"] == "http")
+    assert str(port["containerPort"]) == config["PRDIGEST_PORT"]
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
+    sources = {next(iter(s)): next(iter(s.values()))["name"] for s in container["envFrom"]}
+    assert sources["configMapRef"] == docs["ConfigMap"]["metadata"]["name"]
+    assert "secretRef" in sources
+    assert {"cpu", "memory"} <= set(container["resources"]["requests"])
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    service = docs["Service"]["spec"]
+    assert service["selector"].items() <= pod["metadata"]["labels"].items()
+    assert service["ports"][0]["targetPort"] == "http"
+
+
+def test_kubernetes_cronjob_ingests_into_the_shared_database() -> None:
+    docs = k8s_documents()
+    cron = docs["CronJob"]["spec"]
+    assert cron["concurrencyPolicy"] == "Forbid"
+    pod = cron["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["args"][:2] == ["prdigest", "ingest"]
+    assert (
+        container["image"]
+        == docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]["image"]
+    )
+    secret = {s["secretRef"]["name"] for s in container["envFrom"] if "secretRef" in s}
+    deployment_pod = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert secret == {s["secretRef"]["name"] for s in deployment_pod["envFrom"] if "secretRef" in s}
+    notes = {m["mountPath"] for c in pod["initContainers"] for m in c["volumeMounts"]}
+    assert container["args"][2].split("/$(")[0] in notes
+
+
+UNIT_EXEC = "/opt/prdigest/bin/prdigest"
+
+
+def test_systemd_unit_verifies_with_the_installed_program(tmp_path: Path) -> None:
+    """`systemd-analyze verify` needs ExecStart to exist: the unit is checked with its
+    documented program path replaced by this environment's `prdigest`."""
+    analyze = shutil.which("systemd-analyze") or "/usr/bin/systemd-analyze"
+    assert Path(analyze).exists(), "systemd-analyze is missing: install the systemd package"
+    unit = (DEPLOY / "prdigest.service").read_text()
+    exec_lines = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
+    assert exec_lines == [f"ExecStart={UNIT_EXEC} serve"]
+    program = BIN / "prdigest"
+    assert program.exists()
+
+    def verify(text: str, folder: str) -> list[str]:
+        """Exit status and every line about the unit (warnings leave the status at 0)."""
+        checked = tmp_path / folder / "prdigest.service"
+        checked.parent.mkdir()
+        checked.write_text(text.replace(f"ExecStart={UNIT_EXEC}", f"ExecStart={program}"))
+        done = run(analyze, "verify", str(checked))
+        lines = (done.stdout + done.stderr).splitlines()
+        return [f"exit {done.returncode}"] + [line for line in lines if "prdigest" in line]
+
+    assert verify(unit, "as-shipped") == ["exit 0"]
+    assert len(verify(unit.replace("Restart=on-failure", "Restart=sometimes"), "bad")) > 1
