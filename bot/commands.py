@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.digest import now_utc
+from bot.domain import Note, Verdict
 from bot.render import replies
+from bot.render.blocks import escaped
 from bot.render.replies import Message
 from bot.search import MAX_QUERY_CHARS, QueryError
 from bot.services import Services, latest_digest, lookup, preview_digest
@@ -52,6 +55,8 @@ class Command:
     all_roles: bool = False
     error: str = ""
     near: str = ""  # a subcommand the text looks like a typo of
+    level: Verdict | None = None  # subscribe: the least verdict wanted (None: every note)
+    level_given: bool = False  # subscribe named a filter (`deep`, `skim`, `all`)
 
     @property
     def ok(self) -> bool:
@@ -103,16 +108,54 @@ def _resolve_all(args: list[str], taxonomy: Taxonomy) -> tuple[tuple[str, ...], 
     return tuple(slugs), tuple(unknown)
 
 
+# Verdict filters of `subscribe`: the least verdict wanted; "all" clears the filter.
+LEVEL_WORDS: dict[str, Verdict | None] = {
+    "deep": Verdict.DEEP,
+    "精读": Verdict.DEEP,
+    "skim": Verdict.SKIM,
+    "浏览": Verdict.SKIM,
+    "快速浏览": Verdict.SKIM,
+    ALL_WORD: None,
+    "全部": None,
+}
+_NOT_LEVELS = ("skip", "可略过")
+
+
+def _level_error(word: str) -> str:
+    shown = escaped(word, 60)
+    return (
+        f"`{shown}` is not a verdict filter. Add `deep` (deep reads only), `skim` (deep and "
+        "skim reads) or `all` (every note) after the roles, e.g. `/prdigest subscribe moe "
+        "deep`. Nothing was changed."
+    )
+
+
 def _subscribe(args: list[str], taxonomy: Taxonomy) -> Command:
-    """Get a weekly reading list for one or more roles (e.g. `subscribe moe kv`)."""
-    if not args:
+    """Get a weekly reading list for roles; add `deep` or `skim` to get only those reads
+    (e.g. `subscribe moe kv`, `subscribe moe deep`)."""
+    levels = [w for w in args if w.casefold() in LEVEL_WORDS and taxonomy.resolve(w) is None]
+    words = [w for w in args if w not in levels]
+    if len(levels) > 1:
+        return Command(
+            Kind.INVALID, error="Name one verdict filter (`deep`, `skim` or `all`), not several."
+        )
+    for word in words:
+        if taxonomy.resolve(word) is not None:
+            continue
+        folded = word.casefold()
+        if folded in _NOT_LEVELS or difflib.get_close_matches(folded, LEVEL_WORDS, cutoff=0.75):
+            return Command(Kind.INVALID, error=_level_error(word))
+    if not words:
         return Command(
             Kind.INVALID,
             error="Name at least one role, e.g. `/prdigest subscribe moe`. "
             "`/prdigest roles` lists them.",
         )
-    slugs, unknown = _resolve_all(args, taxonomy)
-    return Command(Kind.SUBSCRIBE, roles=slugs, unknown=unknown)
+    slugs, unknown = _resolve_all(words, taxonomy)
+    level = LEVEL_WORDS[levels[0].casefold()] if levels else None
+    return Command(
+        Kind.SUBSCRIBE, roles=slugs, unknown=unknown, level=level, level_given=bool(levels)
+    )
 
 
 def _unsubscribe(args: list[str], taxonomy: Taxonomy) -> Command:
@@ -141,7 +184,7 @@ def _search(args: list[str], taxonomy: Taxonomy) -> Command:
 SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("help", "help", _help),
     Subcommand("roles", "roles", _roles),
-    Subcommand("subscribe", "subscribe <role> [<role> ...]", _subscribe),
+    Subcommand("subscribe", "subscribe <role> [<role> ...] [deep|skim|all]", _subscribe),
     Subcommand("unsubscribe", "unsubscribe <role>|all", _unsubscribe),
     Subcommand("list", "list", _list),
 )
@@ -227,7 +270,8 @@ def run_command(services: Services, command: Command, team_id: str, user_id: str
     if command.kind is Kind.INVALID:
         return replies.error_reply(command.error)
     if command.kind is Kind.LIST:
-        return replies.list_reply(services.store.subscriptions_of(team_id, user_id), taxonomy)
+        reader = services.store.readers.reader(team_id, user_id)
+        return replies.list_reply(reader, taxonomy, now_utc(), services.settings.zone)
     if command.kind in (Kind.SUBSCRIBE, Kind.UNSUBSCRIBE):
         return change_subscriptions(
             services,
@@ -237,6 +281,7 @@ def run_command(services: Services, command: Command, team_id: str, user_id: str
             subscribe=command.kind is Kind.SUBSCRIBE,
             unknown=command.unknown,
             all_roles=command.all_roles,
+            level=command.level if command.level_given else KEEP_LEVEL,
         )
     return lookup_page(services, command.text, 0, near=command.near)
 
@@ -259,6 +304,14 @@ def lookup_page(services: Services, text: str, offset: int, near: str = "") -> M
     )
 
 
+class _KeepLevel(enum.Enum):
+    KEEP = "keep"
+
+
+KEEP_LEVEL = _KeepLevel.KEEP
+"""Subscribe without touching the filter of existing subscriptions."""
+
+
 def change_subscriptions(
     services: Services,
     team_id: str,
@@ -268,8 +321,13 @@ def change_subscriptions(
     subscribe: bool,
     unknown: Sequence[str] = (),
     all_roles: bool = False,
+    level: Verdict | _KeepLevel | None = KEEP_LEVEL,
 ) -> Message:
-    """Subscribe or unsubscribe, all or nothing: an unknown role word changes nothing."""
+    """Subscribe or unsubscribe, all or nothing: an unknown role word changes nothing.
+
+    A subscription made without a filter gets every note; re-subscribing without one
+    (a button, or `subscribe moe` again) keeps the filter it has.
+    """
     taxonomy = services.taxonomy
     verb = "subscribe" if subscribe else "unsubscribe"
     if unknown:
@@ -277,25 +335,35 @@ def change_subscriptions(
         return replies.unknown_roles_reply(verb, unknown, hints)
     store = services.store
     if subscribe:
-        added = store.subscribe(team_id, user_id, roles)
-        already = [r for r in roles if r not in added]
-        return replies.subscription_change_reply(added, already, taxonomy, subscribe=True)
+        new_level = None if isinstance(level, _KeepLevel) else level
+        added = store.subscribe(team_id, user_id, roles, new_level)
+        existing = [r for r in roles if r not in added]
+        changed: list[str] = []
+        if existing and not isinstance(level, _KeepLevel):
+            changed = store.readers.set_level(team_id, user_id, existing, level)
+        levels = {s.role: s.level for s in store.readers.role_subscriptions(team_id, user_id)}
+        already = [r for r in existing if r not in changed]
+        return replies.subscribe_reply(added, changed, already, levels, taxonomy)
     removed = store.unsubscribe(team_id, user_id, None if all_roles else roles)
     missing = [] if all_roles else [r for r in roles if r not in removed]
-    return replies.subscription_change_reply(removed, missing, taxonomy, subscribe=False)
+    return replies.unsubscribe_reply(removed, missing, taxonomy)
 
 
 def app_home(services: Services, team_id: str, user_id: str, now: datetime) -> dict[str, Any]:
     """The Home tab of one user: the latest digest's notes for their roles (before the
     first digest, this week's), or else the newest notes of those roles."""
-    mine = services.store.subscriptions_of(team_id, user_id)
-    wanted = set(mine)
+    reader = services.store.readers.reader(team_id, user_id)
+    mine = [s.role for s in reader.roles]
     latest = latest_digest(services)
     digest = latest or preview_digest(services, None, now)
     label = f"Latest digest ({digest.week})" if latest else f"This week ({digest.week})"
-    if wanted:
-        notes = [n for n in digest.notes if wanted.intersection(n.roles)]
-        notes.sort(key=lambda n: min(n.verdict_for(r).rank for r in wanted & set(n.roles)))
+    if mine:
+
+        def best(note: Note) -> int:
+            return min(note.verdict_for(s.role).rank for s in reader.roles if s.accepts(note))
+
+        notes = [n for n in digest.notes if any(s.accepts(n) for s in reader.roles)]
+        notes.sort(key=best)
         title = f"{label} for your roles"
         if not notes:
             title = "Newest notes for your roles"
@@ -304,4 +372,4 @@ def app_home(services: Services, team_id: str, user_id: str, now: datetime) -> d
     else:
         notes = list(digest.top_deep_reads(replies.HOME_NOTES))
         title = f"{label}: top deep reads"
-    return replies.home_view(services.taxonomy, mine, notes, title)
+    return replies.home_view(services.taxonomy, reader, notes, title, now, services.settings.zone)

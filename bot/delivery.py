@@ -16,14 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.config import Settings
 from bot.digest import build_digest, week_label
-from bot.domain import Note, Role
+from bot.domain import Role
 from bot.logs import run_context
+from bot.reading_list import ReadingPlan, ReadingSection
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
 from bot.services import Services, ingest_default
 from bot.store.ledger import (
@@ -154,35 +156,36 @@ def _channel_planner(services: Services, channel: str, week: str) -> Planner:
     return plan
 
 
-def _dm_sort_key(slug: str) -> Callable[[Note], tuple[int, float, int]]:
-    return lambda n: (n.verdict_for(slug).rank, -n.ingested_at.timestamp(), -n.id)
-
-
 def _dm_sections(
-    services: Services,
-    notes: list[Note],
-    roles: list[str],
-    sent: set[int],
-    links: dict[str, str],
+    services: Services, sections: list[ReadingSection], links: dict[str, str], zone: ZoneInfo
 ) -> list[DmSection]:
-    """A subscriber's new notes, each once, under their primary role when subscribed."""
-    known = [r for r in services.taxonomy.slugs if r in roles]
-    chosen: dict[str, list[Note]] = {slug: [] for slug in known}
-    for note in notes:
-        if note.id in sent:
-            continue
-        mine = [r for r in note.roles if r in chosen]
-        if not mine:
-            continue
-        target = note.primary_role if note.primary_role in mine else mine[0]
-        chosen[target].append(note)
-    sections: list[DmSection] = []
-    for slug in known:
-        members = sorted(chosen[slug], key=_dm_sort_key(slug))
-        if members:
-            role: Role = services.taxonomy.get(slug)
-            sections.append(DmSection(role, tuple(members), links.get(slug) or links.get("")))
-    return sections
+    """A reader's chosen notes as DM headings, with links to the role threads."""
+    out: list[DmSection] = []
+    for section in sections:
+        if section.kind == "role" and section.role is not None:
+            role: Role = services.taxonomy.get(section.role)
+            link = links.get(section.role) or links.get("")
+            out.append(DmSection(role, section.notes, link))
+        elif section.kind == "watch":
+            out.append(DmSection(None, section.notes, None, heading=f"Watching: {section.query}"))
+        elif section.pause is not None:
+            start = section.pause.started_at.astimezone(zone).date().isoformat()
+            end = section.pause.until.astimezone(zone).date().isoformat()
+            footer = (
+                f"{section.more} more from those weeks: `/prdigest week` shows any week"
+                if section.more
+                else ""
+            )
+            out.append(
+                DmSection(
+                    None,
+                    section.notes,
+                    None,
+                    heading=f"While you were away ({start} – {end})",
+                    footer=footer,
+                )
+            )
+    return out
 
 
 def _note_ids_in(message: Message) -> list[int]:
@@ -197,17 +200,17 @@ def _note_ids_in(message: Message) -> list[int]:
 def _plan_dm_messages(
     services: Services,
     run: Run,
-    notes: list[Note],
-    subscriptions: dict[tuple[str, str], list[str]],
+    reading: ReadingPlan,
     links: dict[str, str],
     already: dict[tuple[str, str], set[int]],
 ) -> tuple[list[PlannedPart], list[tuple[str, str, int, str]]]:
     parts: list[PlannedPart] = []
     rows: list[tuple[str, str, int, str]] = []
-    for (team_id, user_id), roles in subscriptions.items():
-        sections = _dm_sections(
-            services, notes, roles, already.get((team_id, user_id), set()), links
-        )
+    zone = services.settings.zone
+    for reader in reading.readers:
+        team_id, user_id = reader.key
+        chosen = reading.sections(reader, already.get(reader.key, set()))
+        sections = _dm_sections(services, chosen, links, zone)
         if not sections:
             continue
         for index, message in enumerate(
@@ -454,22 +457,31 @@ class _Poster:
             raise DeliveryError(f"Slack is unreachable ({exc}); the run resumes later") from None
 
     def _plan_dms(self) -> None:
-        if self.ledger.get_run(self.run.id).dm_planned:
+        run = self.ledger.get_run(self.run.id)
+        if run.dm_planned:
             return
-        subscriptions = self.services.store.all_subscriptions()
         note_ids = list(self.ledger.run_notes(self.run.id))
-        if not subscriptions or not note_ids:
+        notes = self.services.store.get_notes(note_ids)
+        reading = ReadingPlan.prepare(
+            self.services.store,
+            self.ledger,
+            self.services.taxonomy,
+            run.channel,
+            run.id,
+            run.created_at,
+            notes,
+        )
+        if not reading.readers or not note_ids:
             self.ledger.plan_dms(self.run.id, self.owner, lambda _a: ([], []), [])
             return
-        notes = self.services.store.get_notes(note_ids)
         links = self.permalinks(self.ledger.parts(self.run.id))
 
         def plan(
             already: dict[tuple[str, str], set[int]],
         ) -> tuple[list[PlannedPart], list[Any]]:
-            return _plan_dm_messages(self.services, self.run, notes, subscriptions, links, already)
+            return _plan_dm_messages(self.services, self.run, reading, links, already)
 
-        self.ledger.plan_dms(self.run.id, self.owner, plan, list(subscriptions))
+        self.ledger.plan_dms(self.run.id, self.owner, plan, [r.key for r in reading.readers])
 
 
 # -- the job --------------------------------------------------------------------------
@@ -624,9 +636,9 @@ def _dry_run(services: Services, ledger: Ledger, channel: str, week: str) -> Run
         return result
     result.notes = len(plan.note_roles)
     result.preview = [PreviewMessage(p.part, p.channel, p.payload) for p in plan.parts]
-    subscriptions = services.store.all_subscriptions()
-    if subscriptions and plan.note_roles:
+    if plan.note_roles:
         notes = services.store.get_notes(list(plan.note_roles))
+        now = datetime.now(UTC)
         fake_run = Run(
             id=0,
             run_key="",
@@ -640,10 +652,13 @@ def _dry_run(services: Services, ledger: Ledger, channel: str, week: str) -> Run
             attempts=1,
             dm_planned=False,
             note_count=len(notes),
-            created_at=datetime.now(UTC),
+            created_at=now,
         )
-        already = {who: ledger.dm_sent_notes(*who) for who in subscriptions}
-        parts, _rows = _plan_dm_messages(services, fake_run, notes, subscriptions, {}, already)
+        reading = ReadingPlan.prepare(
+            services.store, ledger, services.taxonomy, channel, 0, now, notes
+        )
+        already = {r.key: ledger.dm_sent_notes(*r.key) for r in reading.readers}
+        parts, _rows = _plan_dm_messages(services, fake_run, reading, {}, already)
         result.preview.extend(PreviewMessage(p.part, p.channel, p.payload) for p in parts)
     label = "an addition to " if addition else ""
     result.message = (

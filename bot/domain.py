@@ -161,3 +161,45 @@ class Digest:
         for depth in range(max(map(len, columns), default=0)):
             picked.extend(column[depth] for column in columns if depth < len(column))
         return tuple(picked[:limit])
+
+
+@dataclass(frozen=True)
+class RoleSubscription:
+    """A reader's subscription to one role, with the least verdict they want from it.
+
+    `level` None: every note; SKIM: deep and skim reads; DEEP: deep reads only.
+    """
+
+    role: str
+    level: Verdict | None = None
+
+    def accepts(self, note: Note) -> bool:
+        if self.role not in note.roles:
+            return False
+        return self.level is None or note.verdict_for(self.role).rank <= self.level.rank
+
+
+@dataclass(frozen=True)
+class Pause:
+    """No DMs from `started_at` until `until` (the moment of `resume` when ended early)."""
+
+    started_at: datetime
+    until: datetime
+
+    def active(self, now: datetime) -> bool:
+        return self.started_at <= now < self.until
+
+
+@dataclass(frozen=True)
+class Reader:
+    """What one Slack user asked to receive: roles (with filters), saved searches, a pause."""
+
+    team_id: str
+    user_id: str
+    roles: tuple[RoleSubscription, ...] = ()
+    watches: tuple[str, ...] = ()
+    pause: Pause | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.team_id, self.user_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +20,7 @@ from bot.commands import (
     help_text,
     parse_command,
 )
-from bot.domain import Note, Verdict
+from bot.domain import Note, Reader, RoleSubscription, Verdict
 from bot.render.blocks import MORE_ACTION_ID
 from bot.render.replies import (
     MorePage,
@@ -27,7 +28,7 @@ from bot.render.replies import (
     home_view,
     lookup_reply,
     roles_reply,
-    subscription_change_reply,
+    subscribe_reply,
     unknown_roles_reply,
 )
 from bot.search import MAX_QUERY_CHARS
@@ -185,18 +186,23 @@ def test_more_page_round_trip_cjk_stays_short() -> None:
 
 
 def test_subscription_messages(taxonomy: Taxonomy) -> None:
-    reply = subscription_change_reply(["moe-quant"], ["kv-cache"], taxonomy, subscribe=True)
+    levels = {"moe-quant": None, "kv-cache": Verdict.DEEP, "kernels": Verdict.SKIM}
+    reply = subscribe_reply(["moe-quant"], ["kernels"], ["kv-cache"], levels, taxonomy)
     assert reply["text"].startswith("Subscribed to `moe-quant`")
-    assert "; already subscribed to `kv-cache`" in reply["text"]
+    assert "`kernels` now sends deep and skim reads" in reply["text"]
+    assert "; already subscribed to `kv-cache` (KV 缓存), deep reads only" in reply["text"]
     reply = unknown_roles_reply("subscribe", ["kernls"], {"kernls": [taxonomy.get("kernels")]})
     assert "did you mean kernels" in reply["text"] and "Nothing was subscribed" in reply["text"]
 
 
 def test_home_view_stays_within_100_blocks(taxonomy: Taxonomy) -> None:
     notes = [note(i) for i in range(200)] + [note(1)]
-    view = home_view(taxonomy, ["kernels"], notes, "This week")
+    now = datetime(2026, 11, 30, tzinfo=UTC)
+    reader = Reader("T1", "U1", (RoleSubscription("kernels", Verdict.DEEP),), ("fp8",))
+    view = home_view(taxonomy, reader, notes, "This week", now, ZoneInfo("UTC"))
     assert view["type"] == "home"
     assert len(view["blocks"]) <= 100
     assert validate_blocks(view["blocks"], "home") == []
-    empty = home_view(taxonomy, [], [], "This week")
+    assert "deep reads only" in json.dumps(view)
+    empty = home_view(taxonomy, Reader("T1", "U1"), [], "This week", now, ZoneInfo("UTC"))
     assert validate_blocks(empty["blocks"], "home") == []

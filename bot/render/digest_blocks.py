@@ -117,11 +117,14 @@ def role_messages(section: RoleSection, digest: Digest, taxonomy: Taxonomy) -> l
 
 @dataclass(frozen=True)
 class DmSection:
-    """One subscribed role in a DM: its new notes and a link to the channel thread."""
+    """One heading of a DM: a subscribed role's new notes with a link to its channel
+    thread, or (`heading` set, `role` None) a saved search or "while you were away"."""
 
-    role: Role
+    role: Role | None
     notes: tuple[Note, ...]
     thread_link: str | None
+    heading: str = ""  # plain text, escaped here
+    footer: str = ""  # mrkdwn, already escaped
 
 
 def dm_messages(
@@ -136,19 +139,21 @@ def dm_messages(
             if section.thread_link
             else ""
         )
-        heading = section_block(f"*{escape(section.role.label)}* — {len(section.notes)}{thread}")
+        label = section.heading or (section.role.label if section.role else "")
+        heading = section_block(f"*{escaped(label, 200)}* — {len(section.notes)}{thread}")
+        slug = section.role.slug if section.role else None
         for i, note in enumerate(section.notes):
-            block = note_block(note, section.role.slug, taxonomy)
+            block = note_block(note, slug, taxonomy)
             groups.append([heading, block] if i == 0 else [block])
+        if section.footer and groups:
+            groups[-1].append(context_block(section.footer))
     packed = pack_groups(groups, reserve_blocks=1, reserve_chars=_RESERVE_CHARS)
     total = sum(len(s.notes) for s in sections)
     out: list[Message] = []
     for index, chunk in enumerate(packed, start=1):
         part = f" ({index}/{len(packed)})" if len(packed) > 1 else ""
         top: Block = header_block(f"{title}{part}")
-        out.append(
-            {"text": f"{title}: {total} notes for your roles{part}", "blocks": [top, *chunk]}
-        )
+        out.append({"text": f"{title}: {total} notes for you{part}", "blocks": [top, *chunk]})
     return out
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
 
-from bot.domain import Note, Role
+from bot.domain import Note, Pause, Reader, Role, Verdict
 from bot.render.blocks import (
     MAX_HOME_BLOCKS,
     MAX_MESSAGE_BLOCKS,
@@ -52,15 +54,34 @@ def role_action_id(base: str, slug: str) -> str:
     return f"{base}:{slug}"
 
 
-def _role_names(slugs: Sequence[str], taxonomy: Taxonomy) -> list[str]:
+LEVEL_LABELS = {
+    None: "every note",
+    Verdict.SKIM: "deep and skim reads",
+    Verdict.DEEP: "deep reads only",
+}
+
+
+def level_label(level: Verdict | None) -> str:
+    """What a subscription's verdict filter lets through."""
+    return LEVEL_LABELS[level]
+
+
+def _role_names(
+    slugs: Sequence[str],
+    taxonomy: Taxonomy,
+    levels: Mapping[str, Verdict | None] | None = None,
+) -> list[str]:
+    """`moe-quant` (MoE 量化), with the filter when one is set: "(deep reads only)"."""
     names = []
     for slug in slugs:
         try:
             role = taxonomy.get(slug)
         except KeyError:
-            names.append(f"`{slug}`")
+            name = f"`{escape(slug)}`"
         else:
-            names.append(f"`{role.slug}` ({escaped(role.name_zh, 100)})")
+            name = f"`{role.slug}` ({escaped(role.name_zh, 100)})"
+        level = (levels or {}).get(slug)
+        names.append(f"{name}, {level_label(level)}" if level is not None else name)
     return names
 
 
@@ -180,37 +201,72 @@ def unknown_roles_reply(
     return error_reply(text)
 
 
-def subscription_change_reply(
-    changed: Sequence[str], unchanged: Sequence[str], taxonomy: Taxonomy, *, subscribe: bool
-) -> Message:
-    """ "Subscribed to moe-quant; already subscribed to kv-cache." and the reverse."""
-    parts = []
-    if subscribe:
-        if changed:
-            parts.append("Subscribed to " + _join(_role_names(changed, taxonomy)))
-        if unchanged:
-            parts.append("already subscribed to " + _join(_role_names(unchanged, taxonomy)))
-    else:
-        if changed:
-            parts.append("Unsubscribed from " + _join(_role_names(changed, taxonomy)))
-        if unchanged:
-            parts.append("you were not subscribed to " + _join(_role_names(unchanged, taxonomy)))
-    if not parts:
-        parts.append("You had no subscriptions" if not subscribe else "Nothing to change")
-    text = "; ".join(parts) + "."
+def _done_reply(parts: Sequence[str], empty: str) -> Message:
+    text = "; ".join(parts or [empty]) + "."
     text = text[0].upper() + text[1:]
     return message(text, [section_block(f":white_check_mark: {text}")])
 
 
-def list_reply(slugs: Sequence[str], taxonomy: Taxonomy) -> Message:
-    if not slugs:
-        text = (
-            "You are not subscribed to any role. Try `/prdigest subscribe moe` "
-            "or `/prdigest roles`."
-        )
+def subscribe_reply(
+    added: Sequence[str],
+    changed: Sequence[str],
+    already: Sequence[str],
+    levels: Mapping[str, Verdict | None],
+    taxonomy: Taxonomy,
+) -> Message:
+    """ "Subscribed to moe-quant; kv-cache now deep reads only; already subscribed to …"."""
+    parts = []
+    if added:
+        parts.append("Subscribed to " + _join(_role_names(added, taxonomy, levels)))
+    for slug in changed:
+        parts.append(f"`{escape(slug)}` now sends {level_label(levels.get(slug))}")
+    if already:
+        parts.append("already subscribed to " + _join(_role_names(already, taxonomy, levels)))
+    return _done_reply(parts, "Nothing to change")
+
+
+def unsubscribe_reply(
+    removed: Sequence[str], missing: Sequence[str], taxonomy: Taxonomy
+) -> Message:
+    """ "Unsubscribed from moe-quant; you were not subscribed to kv-cache." """
+    parts = []
+    if removed:
+        parts.append("Unsubscribed from " + _join(_role_names(removed, taxonomy)))
+    if missing:
+        parts.append("you were not subscribed to " + _join(_role_names(missing, taxonomy)))
+    return _done_reply(parts, "You had no subscriptions")
+
+
+def pause_text(pause: Pause | None, now: datetime, zone: ZoneInfo) -> str:
+    """ "Paused until 2026-12-14 09:00 (UTC)", or "" when not paused now."""
+    if pause is None or not pause.active(now):
+        return ""
+    return f"Paused until {pause.until.astimezone(zone):%Y-%m-%d %H:%M} ({zone.key})"
+
+
+def reader_lines(reader: Reader, taxonomy: Taxonomy, now: datetime, zone: ZoneInfo) -> list[str]:
+    """What a reader gets, as mrkdwn lines: roles with filters, saved searches, a pause."""
+    levels = {s.role: s.level for s in reader.roles}
+    lines = []
+    if reader.roles:
+        names = _role_names([s.role for s in reader.roles], taxonomy, levels)
+        lines.append("You are subscribed to " + _join(names) + ".")
     else:
-        text = "You are subscribed to " + _join(_role_names(slugs, taxonomy)) + "."
-    return message(text)
+        lines.append("You are not subscribed to any role.")
+    if reader.watches:
+        shown = [f"“{escaped(q, 100)}”" for q in reader.watches]
+        lines.append("You watch " + _join(shown) + ".")
+    paused = pause_text(reader.pause, now, zone)
+    if paused:
+        lines.append(f":double_vertical_bar: {paused}; `/prdigest resume` ends it now.")
+    return lines
+
+
+def list_reply(reader: Reader, taxonomy: Taxonomy, now: datetime, zone: ZoneInfo) -> Message:
+    lines = reader_lines(reader, taxonomy, now, zone)
+    if not reader.roles and not reader.watches:
+        lines.append("Try `/prdigest subscribe moe`, `/prdigest watch fp8` or `/prdigest roles`.")
+    return message("\n".join(lines))
 
 
 # --------------------------------------------------------------------------- lookup pages
@@ -329,16 +385,18 @@ def _no_match_reply(
 
 def home_view(
     taxonomy: Taxonomy,
-    subscribed: Sequence[str],
+    reader: Reader,
     notes: Sequence[Note],
     notes_title: str,
+    now: datetime,
+    zone: ZoneInfo,
 ) -> dict[str, Any]:
     """The Home tab: subscriptions, a button per role, and reading for the user's roles."""
-    mine = [s for s in subscribed if s in taxonomy.slugs]
+    levels = {s.role: s.level for s in reader.roles if s.role in taxonomy.slugs}
+    mine = list(levels)
     blocks: list[Block] = [header_block("prdigest")]
-    if mine:
-        names = _join(_role_names(mine, taxonomy))
-        blocks.append(section_block(f"You get the weekly reading list for {names}."))
+    if mine or reader.watches:
+        blocks.append(section_block("\n".join(reader_lines(reader, taxonomy, now, zone))))
     else:
         blocks.append(
             section_block(
@@ -346,11 +404,14 @@ def home_view(
                 "`/prdigest subscribe moe` in any channel."
             )
         )
+        paused = pause_text(reader.pause, now, zone)
+        if paused:
+            blocks.append(section_block(f":double_vertical_bar: {paused}."))
     blocks.append({"type": "divider"})
     blocks.append(header_block("Roles"))
     roles = taxonomy.roles[:HOME_ROLES]
     for role in roles:
-        blocks.append(_role_row(role, role.slug in mine))
+        blocks.append(_role_row(role, role.slug in levels, levels.get(role.slug)))
     if len(taxonomy.roles) > len(roles):
         blocks.append(
             context_block(f"{len(taxonomy.roles) - len(roles)} more roles: use `/prdigest roles`.")
@@ -367,9 +428,11 @@ def home_view(
     return {"type": "home", "blocks": blocks[:MAX_HOME_BLOCKS]}
 
 
-def _role_row(role: Role, subscribed: bool) -> Block:
+def _role_row(role: Role, subscribed: bool, level: Verdict | None = None) -> Block:
     aliases = ", ".join(role.aliases[:6])
     text = f"*{escaped(role.label, 200)}* `{role.slug}`"
+    if subscribed and level is not None:
+        text += f" · {level_label(level)}"
     if aliases:
         text += f"\n{escaped(aliases, 600)}"
     if subscribed:

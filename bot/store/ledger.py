@@ -292,6 +292,32 @@ class Ledger:
             finished = conn.execute(stmt).scalar()
         return aware(finished) if finished is not None else None
 
+    def notes_posted_between(self, channel: str, start: datetime, end: datetime) -> list[int]:
+        """Notes of the runs of `channel` started in [start, end), in posting order."""
+        stmt = (
+            sa.select(digest_run_notes.c.note_id)
+            .join(digest_runs, digest_runs.c.id == digest_run_notes.c.run_id)
+            .where(
+                digest_runs.c.channel == channel,
+                digest_runs.c.created_at >= start,
+                digest_runs.c.created_at < end,
+            )
+            .order_by(digest_runs.c.id, digest_run_notes.c.note_id)
+        )
+        with self.engine.connect() as conn:
+            return list(conn.execute(stmt).scalars())
+
+    def first_run_since(self, channel: str, moment: datetime) -> int | None:
+        """The first run of `channel` with notes started at or after `moment`."""
+        stmt = sa.select(sa.func.min(digest_runs.c.id)).where(
+            digest_runs.c.channel == channel,
+            digest_runs.c.created_at >= moment,
+            digest_runs.c.note_count > 0,
+        )
+        with self.engine.connect() as conn:
+            found = conn.execute(stmt).scalar()
+        return int(found) if found is not None else None
+
     def dm_sent_notes(self, team_id: str, user_id: str) -> set[int]:
         stmt = sa.select(dm_deliveries.c.note_id).where(
             dm_deliveries.c.team_id == team_id, dm_deliveries.c.user_id == user_id

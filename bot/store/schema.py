@@ -48,6 +48,33 @@ subscriptions = sa.Table(
     sa.Column("user_id", sa.String(32), primary_key=True),
     sa.Column("role", sa.String(64), primary_key=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    # Migration 0004. NULL: every verdict; "skim": deep and skim; "deep": deep only.
+    sa.Column("min_verdict", sa.String(8), nullable=True),
+)
+
+# -- readers' saved searches and pauses (migration 0004) --------------------------------
+
+watches = sa.Table(
+    "watches",
+    metadata,
+    sa.Column("id", BigId, primary_key=True, autoincrement=True),
+    sa.Column("team_id", sa.String(32), nullable=False),
+    sa.Column("user_id", sa.String(32), nullable=False),
+    sa.Column("query_key", sa.String(200), nullable=False),  # case-folded, for uniqueness
+    sa.Column("query", sa.Text, nullable=False),  # as the reader typed it (cleaned)
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("team_id", "user_id", "query_key", name="uq_watches_user_query"),
+)
+
+pauses = sa.Table(
+    "pauses",
+    metadata,
+    sa.Column("team_id", sa.String(32), primary_key=True),
+    sa.Column("user_id", sa.String(32), primary_key=True),
+    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+    # The end of the pause (set to the moment of `resume` when ended early). The row stays
+    # afterwards: the first digest after `until` sends what the reader missed.
+    sa.Column("until", sa.DateTime(timezone=True), nullable=False),
 )
 
 # -- weekly digest delivery ledger (migration 0002) ------------------------------------

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -18,10 +18,13 @@ from bot.ingest import content_hash, note_key
 from bot.search import Query, QueryTerm, index_text, verdict_token
 from bot.store.schema import metadata, note_roles, notes, subscriptions
 
+if TYPE_CHECKING:
+    from bot.store.readers import Readers
+
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-SCHEMA_HEAD = "0003"  # the newest revision in migrations/versions (a test checks it)
+SCHEMA_HEAD = "0004"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
 TITLE_TIER_MAX = 200
@@ -168,6 +171,13 @@ class Store:
         except (sa.exc.SQLAlchemyError, OSError) as exc:
             raise StoreError(f"cannot open database {_safe_url(url)}: {_first_line(exc)}") from None
         return cls(engine)
+
+    @property
+    def readers(self) -> Readers:
+        """Verdict filters, saved searches and pauses."""
+        from bot.store.readers import Readers
+
+        return Readers(self.engine)
 
     @property
     def dialect(self) -> str:
@@ -363,6 +373,40 @@ class Store:
                     break
             return Page(self._notes_by_id(conn, ids), total)
 
+    def matching(self, query: Query, among: Sequence[int]) -> set[int]:
+        """The notes of `among` that have every word of `query`: whole words, or, when
+        no note of `among` has them all, words as prefixes (a lookup's first two tries).
+
+        Saved searches (`watch`) pick a digest's notes with this.
+        """
+        if not query.terms or not among:
+            return set()
+        exact = [replace(t, prefix=False) if len(t.tokens[-1]) > 1 else t for t in query.terms]
+        found: set[int] = set()
+        with self.engine.connect() as conn:
+            for terms in (exact, list(query.terms)):
+                for chunk in _chunks(list(among)):
+                    found.update(self._matching(conn, terms, chunk))
+                if found:
+                    break
+        return found
+
+    def _matching(
+        self, conn: Connection, terms: Sequence[QueryTerm], ids: Sequence[int]
+    ) -> list[int]:
+        if self.dialect == "sqlite":
+            stmt = sa.text(
+                "SELECT rowid FROM notes_fts WHERE notes_fts MATCH :q AND rowid IN :ids"
+            ).bindparams(sa.bindparam("ids", expanding=True))
+            expr = " AND ".join(_fts5_term(t) for t in terms)
+        else:
+            stmt = sa.text(
+                "SELECT id FROM notes WHERE id IN :ids "
+                "AND to_tsvector('simple', search_body) @@ to_tsquery('simple', :q)"
+            ).bindparams(sa.bindparam("ids", expanding=True))
+            expr = " & ".join(_tsquery_term(t) for t in terms)
+        return list(conn.execute(stmt, {"q": expr, "ids": list(ids)}).scalars())
+
     @staticmethod
     def _search_sqlite(
         conn: Connection, terms: Sequence[QueryTerm], op: str, limit: int, offset: int, cap: int
@@ -466,8 +510,18 @@ class Store:
 
     # -- subscriptions ---------------------------------------------------------------
 
-    def subscribe(self, team_id: str, user_id: str, roles: Iterable[str]) -> list[str]:
-        """Add roles to a user's subscriptions; returns the ones that were new."""
+    def subscribe(
+        self,
+        team_id: str,
+        user_id: str,
+        roles: Iterable[str],
+        level: Verdict | None = None,
+    ) -> list[str]:
+        """Add roles to a user's subscriptions; returns the ones that were new.
+
+        `level` is the least verdict wanted from the new ones (None: every note); an
+        existing subscription keeps its filter (`Readers.set_level` changes it).
+        """
         added: list[str] = []
         with self.engine.begin() as conn:
             have = self._user_roles(conn, team_id, user_id)
@@ -476,7 +530,11 @@ class Store:
                     continue
                 conn.execute(
                     subscriptions.insert().values(
-                        team_id=team_id, user_id=user_id, role=role, created_at=utcnow()
+                        team_id=team_id,
+                        user_id=user_id,
+                        role=role,
+                        created_at=utcnow(),
+                        min_verdict=level.value if level else None,
                     )
                 )
                 added.append(role)

@@ -1,0 +1,209 @@
+"""Readers' preferences beyond plain role subscriptions: verdict filters, saved searches
+(`watch`) and pauses. The weekly DM planner reads them all at once with `all_readers`."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from bot.domain import Pause, Reader, RoleSubscription, Verdict
+from bot.store.schema import pauses, subscriptions, watches
+from bot.store.sql import aware, utcnow
+
+MAX_WATCHES = 20  # saved searches per reader
+
+
+class WatchOutcome(enum.StrEnum):
+    ADDED = "added"
+    EXISTS = "exists"
+    FULL = "full"
+
+
+def watch_key(query: str) -> str:
+    """Two spellings of one search are one watch: case and spacing do not count."""
+    return " ".join(query.casefold().split())
+
+
+def _level(value: str | None) -> Verdict | None:
+    return Verdict(value) if value else None
+
+
+class Readers:
+    """Verdict filters, watches and pauses on the store's engine (SQLite or PostgreSQL)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # -- verdict filters ---------------------------------------------------------------
+
+    def set_level(
+        self, team_id: str, user_id: str, roles: Iterable[str], level: Verdict | None
+    ) -> list[str]:
+        """Change the filter of existing subscriptions; returns the roles that changed."""
+        value = level.value if level else None
+        changed: list[str] = []
+        with self.engine.begin() as conn:
+            for sub in self._role_subscriptions(conn, team_id, user_id):
+                if sub.role in roles and sub.level != level:
+                    conn.execute(
+                        subscriptions.update()
+                        .where(
+                            subscriptions.c.team_id == team_id,
+                            subscriptions.c.user_id == user_id,
+                            subscriptions.c.role == sub.role,
+                        )
+                        .values(min_verdict=value)
+                    )
+                    changed.append(sub.role)
+        return changed
+
+    def role_subscriptions(self, team_id: str, user_id: str) -> list[RoleSubscription]:
+        with self.engine.connect() as conn:
+            return self._role_subscriptions(conn, team_id, user_id)
+
+    @staticmethod
+    def _role_subscriptions(conn: Connection, team_id: str, user_id: str) -> list[RoleSubscription]:
+        stmt = (
+            sa.select(subscriptions.c.role, subscriptions.c.min_verdict)
+            .where(subscriptions.c.team_id == team_id, subscriptions.c.user_id == user_id)
+            .order_by(subscriptions.c.created_at, subscriptions.c.role)
+        )
+        return [RoleSubscription(r.role, _level(r.min_verdict)) for r in conn.execute(stmt)]
+
+    # -- watches -----------------------------------------------------------------------
+
+    def watch(self, team_id: str, user_id: str, query: str) -> WatchOutcome:
+        key = watch_key(query)
+        with self.engine.begin() as conn:
+            have = self._watch_keys(conn, team_id, user_id)
+            if key in have:
+                return WatchOutcome.EXISTS
+            if len(have) >= MAX_WATCHES:
+                return WatchOutcome.FULL
+            conn.execute(
+                watches.insert().values(
+                    team_id=team_id,
+                    user_id=user_id,
+                    query_key=key,
+                    query=query,
+                    created_at=utcnow(),
+                )
+            )
+        return WatchOutcome.ADDED
+
+    def unwatch(self, team_id: str, user_id: str, query: str | None) -> list[str]:
+        """Remove one watch (by its text, any case), or all when `query` is None."""
+        stmt = watches.delete().where(watches.c.team_id == team_id, watches.c.user_id == user_id)
+        if query is not None:
+            stmt = stmt.where(watches.c.query_key == watch_key(query))
+        with self.engine.begin() as conn:
+            gone = self._watches(
+                conn, team_id, user_id, None if query is None else watch_key(query)
+            )
+            if gone:
+                conn.execute(stmt)
+        return gone
+
+    def watches_of(self, team_id: str, user_id: str) -> list[str]:
+        with self.engine.connect() as conn:
+            return self._watches(conn, team_id, user_id)
+
+    @staticmethod
+    def _watches(conn: Connection, team_id: str, user_id: str, key: str | None = None) -> list[str]:
+        stmt = (
+            sa.select(watches.c.query)
+            .where(watches.c.team_id == team_id, watches.c.user_id == user_id)
+            .order_by(watches.c.id)
+        )
+        if key is not None:
+            stmt = stmt.where(watches.c.query_key == key)
+        return list(conn.execute(stmt).scalars())
+
+    @staticmethod
+    def _watch_keys(conn: Connection, team_id: str, user_id: str) -> list[str]:
+        stmt = sa.select(watches.c.query_key).where(
+            watches.c.team_id == team_id, watches.c.user_id == user_id
+        )
+        return list(conn.execute(stmt).scalars())
+
+    # -- pauses ------------------------------------------------------------------------
+
+    def pause(self, team_id: str, user_id: str, started_at: datetime, until: datetime) -> None:
+        """Start (or replace) a reader's pause."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                pauses.delete().where(pauses.c.team_id == team_id, pauses.c.user_id == user_id)
+            )
+            conn.execute(
+                pauses.insert().values(
+                    team_id=team_id, user_id=user_id, started_at=started_at, until=until
+                )
+            )
+
+    def resume(self, team_id: str, user_id: str, now: datetime) -> Pause | None:
+        """End an active pause now; returns it as ended, or None when there was none."""
+        with self.engine.begin() as conn:
+            current = self._pause(conn, team_id, user_id)
+            if current is None or not current.active(now):
+                return None
+            conn.execute(
+                pauses.update()
+                .where(pauses.c.team_id == team_id, pauses.c.user_id == user_id)
+                .values(until=now)
+            )
+        return Pause(current.started_at, now)
+
+    def pause_of(self, team_id: str, user_id: str) -> Pause | None:
+        with self.engine.connect() as conn:
+            return self._pause(conn, team_id, user_id)
+
+    @staticmethod
+    def _pause(conn: Connection, team_id: str, user_id: str) -> Pause | None:
+        row = conn.execute(
+            sa.select(pauses).where(pauses.c.team_id == team_id, pauses.c.user_id == user_id)
+        ).first()
+        return Pause(aware(row.started_at), aware(row.until)) if row is not None else None
+
+    # -- everything at once ------------------------------------------------------------
+
+    def reader(self, team_id: str, user_id: str) -> Reader:
+        with self.engine.connect() as conn:
+            return Reader(
+                team_id,
+                user_id,
+                tuple(self._role_subscriptions(conn, team_id, user_id)),
+                tuple(self._watches(conn, team_id, user_id)),
+                self._pause(conn, team_id, user_id),
+            )
+
+    def all_readers(self) -> list[Reader]:
+        """Every user with a role subscription or a watch, for the weekly DMs."""
+        roles: dict[tuple[str, str], list[RoleSubscription]] = {}
+        saved: dict[tuple[str, str], list[str]] = {}
+        paused: dict[tuple[str, str], Pause] = {}
+        with self.engine.connect() as conn:
+            stmt = sa.select(subscriptions).order_by(
+                subscriptions.c.team_id,
+                subscriptions.c.user_id,
+                subscriptions.c.created_at,
+                subscriptions.c.role,
+            )
+            for row in conn.execute(stmt):
+                roles.setdefault((row.team_id, row.user_id), []).append(
+                    RoleSubscription(row.role, _level(row.min_verdict))
+                )
+            for row in conn.execute(sa.select(watches).order_by(watches.c.id)):
+                saved.setdefault((row.team_id, row.user_id), []).append(row.query)
+            for row in conn.execute(sa.select(pauses)):
+                paused[(row.team_id, row.user_id)] = Pause(aware(row.started_at), aware(row.until))
+        keys = sorted(set(roles) | set(saved))
+        return [
+            Reader(
+                t, u, tuple(roles.get((t, u), ())), tuple(saved.get((t, u), ())), paused.get((t, u))
+            )
+            for t, u in keys
+        ]
