@@ -192,7 +192,7 @@ def test_commands_echo_hostile_text_escaped(hostile_bot: Harness) -> None:
 
 def test_help_shows_placeholders_as_written(hostile_bot: Harness) -> None:
     _, reply = hostile_bot.command("help")
-    assert "`/prdigest subscribe &lt;role&gt; [&lt;role&gt; ...]`" in shown(reply)
+    assert "`/prdigest subscribe &lt;role&gt; [&lt;role&gt; ...] [deep|skim|all]`" in shown(reply)
     assert "/prdigest &lt;free text&gt;" in reply["text"]
 
 
