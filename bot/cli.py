@@ -21,7 +21,8 @@ from typer.core import TyperGroup
 from bot import __version__
 from bot.config import Settings, SettingsError, load_settings
 from bot.digest import now_utc, week_bounds
-from bot.ingest import find_note_files
+from bot.domain import count_text
+from bot.ingest import NOTE_SUFFIXES, find_note_files
 from bot.logs import configure_logging, json_logging
 from bot.metrics import Metrics
 from bot.render.terminal import digest_renderable, lookup_renderable
@@ -38,6 +39,7 @@ out = Console()
 err = Console(stderr=True, soft_wrap=True)
 log = logging.getLogger("bot.cli")
 PROGRESS_MIN_FILES = 10
+NOTES_LIMIT = 100
 
 
 class CliError(Exception):
@@ -70,6 +72,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: paragraphs re-wrapped to the terminal, flags without a type label.
+    rich_markup_mode=None,
 )
 
 
@@ -127,7 +131,9 @@ def _configure(
 def ingest(
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(help="Note files or folders (default: PRDIGEST_DIGESTS_DIR)."),
+        typer.Argument(
+            metavar="PATH", help="Note files or folders (default: PRDIGEST_DIGESTS_DIR)."
+        ),
     ] = None,
 ) -> None:
     """Parse, classify and store note files; prints new/updated/unchanged/failed counts.
@@ -143,11 +149,26 @@ def ingest(
                 report = ingest_paths(services, targets, on_file=lambda _p: progress.advance(task))
         else:
             report = ingest_paths(services, targets)
+    err.print(_file_list("read", report.read), highlight=False, markup=False)
+    if report.skipped:
+        why = f" (note files end in {' or '.join(NOTE_SUFFIXES)})"
+        skipped = _file_list("skipped", report.skipped, why)
+        err.print(skipped, style="yellow", highlight=False, markup=False)
     for error in report.errors:
         say(str(error), logging.ERROR, "[red]error[/red] ")
     out.print(report.summary(), highlight=False, soft_wrap=True)
     if report.errors:
         raise typer.Exit(1)
+
+
+def _file_list(verb: str, files: list[Path], why: str = "", most: int = 10) -> str:
+    """ "read 3 files: a.txt, b.txt, c.txt", naming at most `most` of them."""
+    if not files:
+        return f"{verb} no files"
+    noun = "file" if len(files) == 1 else "files"
+    names = ", ".join(str(f) for f in files[:most])
+    rest = f" and {len(files) - most:,} more" if len(files) > most else ""
+    return f"{verb} {len(files):,} {noun}{why}: {names}{rest}"
 
 
 def _parse_since(value: str | None) -> datetime | None:
@@ -168,12 +189,19 @@ def _print_json_lines(notes: list[dict[str, object]]) -> None:
 @app.command()
 def notes(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
-    role: Annotated[str | None, typer.Option("--role", help="Role slug or alias.")] = None,
-    since: Annotated[
-        str | None, typer.Option("--since", help="Only notes ingested on/after this date.")
+    role: Annotated[
+        str | None, typer.Option("--role", metavar="ROLE", help="Role slug or alias.")
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="DATE", help="Only notes ingested on/after this date."),
+    ] = None,
+    limit: Annotated[
+        int,
+        typer.Option("--limit", min=0, metavar="N", help="Notes to show; 0 shows them all."),
+    ] = NOTES_LIMIT,
 ) -> None:
-    """List stored notes, oldest first."""
+    """List stored notes, oldest first (the first --limit of them)."""
     since_at = _parse_since(since)
     with open_services() as services:
         slug = None
@@ -185,19 +213,33 @@ def notes(
                     f"unknown role {role!r}; did you mean: {hints or 'see prdigest roles'}"
                 )
             slug = found.slug
-        listed = services.store.list_notes(role=slug, since=since_at)
+        listed = services.store.list_notes(role=slug, since=since_at, limit=limit or None)
+        total = len(listed)
+        if limit and total == limit:
+            total = services.store.count_notes(role=slug, since=since_at)
         if as_json:
             _print_json_lines([n.as_json() for n in listed])
         else:
             out.print(lookup_renderable(listed, slug, services.taxonomy))
-            out.print(f"{len(listed)} notes", style="dim")
+    shown = f"{count_text(len(listed))} of {count_text(total)} notes"
+    if total > len(listed):
+        more = total - len(listed)
+        hint = f"{shown}; {count_text(more)} more: --limit 0 shows all, --since narrows"
+        (err if as_json else out).print(hint, style="dim", highlight=False)
+    elif not as_json:
+        out.print(f"{count_text(total)} notes", style="dim", highlight=False)
 
 
 @app.command("lookup")
 def lookup_command(
-    query: Annotated[list[str], typer.Argument(help="A role or alias (moe, mm) or free text.")],
+    query: Annotated[
+        list[str],
+        typer.Argument(metavar="QUERY", help="A role or alias (moe, mm) or free text."),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="Notes to show.")] = 10,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=1000, metavar="N", help="Notes to show.")
+    ] = 10,
 ) -> None:
     """Search notes: a role's reading list, or a ranked free-text search (Chinese or English)."""
     with open_services() as services:
@@ -211,7 +253,7 @@ def lookup_command(
             return
         slug = result.role.slug if result.role else None
         out.print(lookup_renderable(found, slug, services.taxonomy))
-        out.print(f"{len(found)} of {result.page.total} notes", style="dim")
+        out.print(f"{len(found)} of {result.page.total_text} notes", style="dim")
         if result.suggestions:
             names = ", ".join(r.slug for r in result.suggestions)
             out.print(f"No match. Roles with a similar name: {names}")
@@ -220,7 +262,11 @@ def lookup_command(
 @app.command("copy-db")
 def copy_db(
     target_url: Annotated[
-        str, typer.Argument(help="SQLAlchemy URL of an empty database, e.g. postgresql+psycopg://…")
+        str,
+        typer.Argument(
+            metavar="URL",
+            help="SQLAlchemy URL of an empty database, e.g. postgresql+psycopg://…",
+        ),
     ],
 ) -> None:
     """Copy notes, subscriptions and the delivery ledger into another (empty) database.
@@ -259,7 +305,10 @@ def roles() -> None:
 @app.command()
 def preview(
     week: Annotated[
-        str | None, typer.Option("--week", help="ISO week such as 2026-W48 (default: this week).")
+        str | None,
+        typer.Option(
+            "--week", metavar="WEEK", help="ISO week such as 2026-W48 (default: this week)."
+        ),
     ] = None,
 ) -> None:
     """Render this week's digest in the terminal, as it would be posted; no Slack needed.
@@ -314,10 +363,16 @@ def post(
     ] = False,
     channel_rate: Annotated[
         float | None,
-        typer.Option("--channel-rate", min=0, help="Channel messages/s (PRDIGEST_CHANNEL_RATE)."),
+        typer.Option(
+            "--channel-rate",
+            min=0,
+            metavar="RATE",
+            help="Channel messages/s (PRDIGEST_CHANNEL_RATE).",
+        ),
     ] = None,
     dm_rate: Annotated[
-        float | None, typer.Option("--dm-rate", min=0, help="DMs per second (PRDIGEST_DM_RATE).")
+        float | None,
+        typer.Option("--dm-rate", min=0, metavar="RATE", help="DMs per second (PRDIGEST_DM_RATE)."),
     ] = None,
 ) -> None:
     """Post the weekly digest now: every note not yet posted to PRDIGEST_CHANNEL, once.
@@ -379,7 +434,9 @@ def serve(
     no_scheduler: Annotated[
         bool, typer.Option("--no-scheduler", help="Do not post the weekly digest from here.")
     ] = False,
-    host: Annotated[str, typer.Option("--host", help="HTTP mode: address to bind.")] = "0.0.0.0",
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="HTTP mode: address to bind.")
+    ] = "0.0.0.0",
 ) -> None:
     """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PRDIGEST_PORT.
 

@@ -301,6 +301,7 @@ def lookup_page(services: Services, text: str, offset: int, near: str = "") -> M
         services.taxonomy,
         suggestions=result.suggestions,
         near=near,
+        capped=result.page.capped,
     )
 
 

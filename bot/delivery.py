@@ -124,6 +124,10 @@ def slot_key(slot: datetime) -> str:
     return slot.astimezone(UTC).isoformat(timespec="seconds")
 
 
+PLACEHOLDER_CHANNEL = "#digest-channel"
+"""What a dry run shows as the channel when PRDIGEST_CHANNEL is not set."""
+
+
 def require_channel(services: Services) -> str:
     channel = services.settings.channel
     if not channel:
@@ -568,12 +572,12 @@ def publish_weekly_digest(
     `dry_run` renders what would be posted and changes nothing.
     Raises DeliveryError (the run stays unfinished) when Slack refuses.
     """
-    channel = require_channel(services)
     zone = services.settings.zone
     week = week_label(slot or now, zone)
     ledger = Ledger(services.store.engine)
     if dry_run:
-        return _dry_run(services, ledger, channel, week)
+        return _dry_run(services, ledger, services.settings.channel or PLACEHOLDER_CHANNEL, week)
+    channel = require_channel(services)
     if client is None:
         raise DeliveryError("a Slack client is needed to post; set SLACK_BOT_TOKEN")
     report = ingest_default(services, now)
@@ -631,8 +635,14 @@ def _dry_run(services: Services, ledger: Ledger, channel: str, week: str) -> Run
     addition = ledger.week_posted(channel, week)
     plan = _channel_planner(services, channel, week)(ids, addition)
     result = RunResult("dry_run", "", addition=addition)
+    unset = (
+        f" ({PLACEHOLDER_CHANNEL} stands for the channel: PRDIGEST_CHANNEL is not set, "
+        "and posting needs it)"
+        if channel == PLACEHOLDER_CHANNEL
+        else ""
+    )
     if plan is None:
-        result.message = f"nothing new to post to {channel} (dry run)"
+        result.message = f"nothing new to post to {channel} (dry run){unset}"
         return result
     result.notes = len(plan.note_roles)
     result.preview = [PreviewMessage(p.part, p.channel, p.payload) for p in plan.parts]
@@ -663,6 +673,6 @@ def _dry_run(services: Services, ledger: Ledger, channel: str, week: str) -> Run
     label = "an addition to " if addition else ""
     result.message = (
         f"dry run: would post {label}the {week} digest to {channel}: {result.notes} notes, "
-        f"{len(result.preview)} messages"
+        f"{len(result.preview)} messages{unset}"
     )
     return result

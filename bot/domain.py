@@ -203,3 +203,8 @@ class Reader:
     @property
     def key(self) -> tuple[str, str]:
         return (self.team_id, self.user_id)
+
+
+def count_text(total: int, capped: bool = False) -> str:
+    """A count as people read it: "1,010", or "1,010+" when counting stopped there."""
+    return f"{total:,}+" if capped else f"{total:,}"

@@ -37,6 +37,8 @@ class NoteFileError(Exception):
         self.reason = reason
 
     def __str__(self) -> str:
+        if self.line == 0:
+            return f"{self.source_file}: {self.reason}"
         return f"{self.source_file}:{self.line}: {self.reason}"
 
 
@@ -177,17 +179,23 @@ def parse_note_file(path: Path) -> list[ParsedNote]:
 
 def find_note_files(paths: list[Path]) -> list[Path]:
     """Files named on the command line, and note files under named folders, sorted."""
+    return scan_note_paths(paths)[0]
+
+
+def scan_note_paths(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(note files, skipped files): files named on the command line and note files under
+    named folders, sorted; and the files under those folders with another suffix."""
     found: list[Path] = []
+    skipped: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found.extend(
-                p
-                for p in sorted(path.rglob("*"))
-                if p.is_file() and p.suffix.lower() in NOTE_SUFFIXES and not p.name.startswith(".")
-            )
+            for p in sorted(path.rglob("*")):
+                if not p.is_file() or p.name.startswith("."):
+                    continue
+                (found if p.suffix.lower() in NOTE_SUFFIXES else skipped).append(p)
         else:
             found.append(path)
-    return found
+    return found, skipped
 
 
 def normalise_title(title: str) -> str:

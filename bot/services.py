@@ -17,7 +17,14 @@ from bot.classify import Classifier, build_classifier
 from bot.config import Settings
 from bot.digest import build_digest, week_bounds, week_label
 from bot.domain import Digest, Note, ParsedNote, Role
-from bot.ingest import NoteFileError, content_hash, find_note_files, note_key, parse_note_file
+from bot.ingest import (
+    NoteFileError,
+    content_hash,
+    find_note_files,
+    note_key,
+    parse_note_file,
+    scan_note_paths,
+)
 from bot.metrics import INGEST_OUTCOMES, Metrics, NullMetrics
 from bot.search import Query, parse_query
 from bot.store import IndexedNote, Page, Store, index_note
@@ -64,6 +71,8 @@ class IngestReport:
     updated: int = 0
     unchanged: int = 0
     errors: list[NoteFileError] = field(default_factory=list)
+    read: list[Path] = field(default_factory=list)  # note files found and read
+    skipped: list[Path] = field(default_factory=list)  # in the folders, not note files
 
     @property
     def failed(self) -> int:
@@ -91,8 +100,9 @@ def ingest_paths(
     """
     report = IngestReport()
     missing = [p for p in paths if not p.exists()]
-    report.errors.extend(NoteFileError(str(p), 0, "no such file or folder") for p in missing)
-    files = find_note_files([p for p in paths if p.exists()])
+    report.errors.extend(NoteFileError(str(p), 0, "not found") for p in missing)
+    files, report.skipped = scan_note_paths([p for p in paths if p.exists()])
+    report.read = files
     batch: list[PreparedFile] = []
     pending = 0
     for prepared in _prepare_files(files, services):

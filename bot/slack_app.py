@@ -6,7 +6,10 @@ Nothing here runs at import time; `prdigest serve` and the tests call `build_app
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from slack_bolt import App
@@ -21,6 +24,7 @@ from bot.services import Services
 log = logging.getLogger(__name__)
 
 LISTENER_THREADS = 16
+BOT_TOKEN_VARIABLE = "SLACK_BOT_TOKEN"
 
 
 def build_app(
@@ -37,21 +41,35 @@ def build_app(
     """
     if not socket_mode and not signing_secret:
         raise ValueError("HTTP mode needs a signing secret (SLACK_SIGNING_SECRET)")
-    app = App(
-        name="prdigest",
-        client=client,
-        signing_secret=signing_secret or "",
-        token_verification_enabled=False,
-        process_before_response=False,
-        listener_executor=ThreadPoolExecutor(
-            max_workers=LISTENER_THREADS, thread_name_prefix="prdigest-listener"
-        ),
-    )
+    with _bot_token_left_to_client():
+        app = App(
+            name="prdigest",
+            client=client,
+            signing_secret=signing_secret or "",
+            token_verification_enabled=False,
+            process_before_response=False,
+            listener_executor=ThreadPoolExecutor(
+                max_workers=LISTENER_THREADS, thread_name_prefix="prdigest-listener"
+            ),
+        )
     commands.register(app, services)
     actions.register(app, services)
     events.register(app, services)
     app.error(_answer_failure)
     return app
+
+
+@contextmanager
+def _bot_token_left_to_client() -> Iterator[None]:
+    """Bolt falls back to the SLACK_BOT_TOKEN variable when it is given no `token`, and then
+    warns on every start that `client`'s token wins. `client` already carries the token
+    (from settings), so Bolt is built without seeing the variable."""
+    saved = os.environ.pop(BOT_TOKEN_VARIABLE, None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[BOT_TOKEN_VARIABLE] = saved
 
 
 def _answer_failure(

@@ -53,7 +53,7 @@ def test_bad_files_among_many_are_reported_and_the_rest_land(
     assert report.new == 200 and report.failed == 2
     reasons = sorted(str(e) for e in report.errors)
     assert any("zz_bad.txt:1: expected a repo line" in r for r in reasons)
-    assert any("missing:0: no such file or folder" in r for r in reasons)
+    assert any("missing: not found" in r for r in reasons)
     assert len(files) + 1 == report.files
 
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
-from bot.domain import Note, Pause, Reader, Role, Verdict
+from bot.domain import Note, Pause, Reader, Role, Verdict, count_text
 from bot.render.blocks import (
     MAX_HOME_BLOCKS,
     MAX_MESSAGE_BLOCKS,
@@ -319,9 +319,11 @@ def lookup_reply(
     taxonomy: Taxonomy,
     suggestions: Sequence[Role] = (),
     near: str = "",
+    capped: bool = False,
 ) -> Message:
     """One page of a role's notes or of search results, with a "More" button when more
-    notes follow. Notes that would break the message size limits wait for the next page."""
+    notes follow. Notes that would break the message size limits wait for the next page.
+    `capped`: counting stopped at `total`, so it reads "1,010+"."""
     shown_query = escaped(query, 200)
     if not notes:
         return _no_match_reply(shown_query, role, total, suggestions, near)
@@ -344,7 +346,8 @@ def lookup_reply(
         page.append(note)
         used += size
     first, last = offset + 1, offset + len(page)
-    blocks.append(context_block(f"{first}–{last} of {total} notes"))
+    of = count_text(total, capped)
+    blocks.append(context_block(f"{first}–{last} of {of} notes"))
     more = MorePage(query, last)
     if last < total and len(more.encode()) <= MAX_BUTTON_VALUE:
         blocks.append(
@@ -355,7 +358,7 @@ def lookup_reply(
             }
         )
     lines = [note_plain_text(n, slug) for n in page]
-    text = f"{escaped(title, 150)}: {first}–{last} of {total}\n" + "\n".join(lines)
+    text = f"{escaped(title, 150)}: {first}–{last} of {of}\n" + "\n".join(lines)
     return message(text, blocks)
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from bot.domain import Classification, Note, ParsedNote, Verdict
+from bot.domain import Classification, Note, ParsedNote, Verdict, count_text
 from bot.ingest import content_hash, note_key
 from bot.search import Query, QueryTerm, index_text, verdict_token
 from bot.store.schema import metadata, note_roles, notes, subscriptions
@@ -64,10 +64,31 @@ def index_note(parsed: ParsedNote, classification: Classification) -> IndexedNot
 
 @dataclass(frozen=True)
 class Page:
-    """One page of notes and how many matched in all."""
+    """One page of notes and how many matched in all (at least, when `capped`)."""
 
     notes: list[Note]
     total: int
+    capped: bool = False
+
+    @property
+    def total_text(self) -> str:
+        """The total as people read it: "1,010+" when counting stopped at the cap."""
+        return count_text(self.total, self.capped)
+
+
+def _filter_notes(
+    stmt: sa.Select[Any], role: str | None, since: datetime | None, until: datetime | None
+) -> sa.Select[Any]:
+    """Narrow a select over `notes` to one role's notes ingested within [since, until)."""
+    if role is not None:
+        stmt = stmt.join(note_roles, note_roles.c.note_id == notes.c.id).where(
+            note_roles.c.role == role
+        )
+    if since is not None:
+        stmt = stmt.where(notes.c.ingested_at >= since)
+    if until is not None:
+        stmt = stmt.where(notes.c.ingested_at < until)
+    return stmt
 
 
 def utcnow() -> datetime:
@@ -291,9 +312,11 @@ class Store:
             stmt = sa.select(notes.c.key, notes.c.content_hash)
             return {row.key: row.content_hash for row in conn.execute(stmt)}
 
-    def count_notes(self) -> int:
+    def count_notes(self, role: str | None = None, since: datetime | None = None) -> int:
+        """How many notes `list_notes` would list without a limit."""
+        stmt = _filter_notes(sa.select(sa.func.count()).select_from(notes), role, since, None)
         with self.engine.connect() as conn:
-            return int(conn.execute(sa.select(sa.func.count()).select_from(notes)).scalar_one())
+            return int(conn.execute(stmt).scalar_one())
 
     def get_notes(self, ids: Iterable[int]) -> list[Note]:
         """Notes by id, in the order given (missing ids are left out)."""
@@ -316,15 +339,7 @@ class Store:
         limit: int | None = None,
     ) -> list[Note]:
         """Notes oldest first, optionally one role's and within [since, until)."""
-        stmt = sa.select(*_NOTE_COLUMNS).order_by(notes.c.id)
-        if role is not None:
-            stmt = stmt.join(note_roles, note_roles.c.note_id == notes.c.id).where(
-                note_roles.c.role == role
-            )
-        if since is not None:
-            stmt = stmt.where(notes.c.ingested_at >= since)
-        if until is not None:
-            stmt = stmt.where(notes.c.ingested_at < until)
+        stmt = _filter_notes(sa.select(*_NOTE_COLUMNS).order_by(notes.c.id), role, since, until)
         if limit is not None:
             stmt = stmt.limit(limit)
         with self.engine.connect() as conn:
@@ -352,7 +367,8 @@ class Store:
         Ranked in tiers: all terms in the title first, then deep before skim before skip,
         then newest. Discrete tiers (rather than a score over every match) let the index
         be read in order and stop after one page, so cost does not grow with the corpus.
-        `total` is exact up to COUNT_CAP past the page; beyond that it is a lower bound.
+        `total` is exact up to COUNT_CAP past the page; beyond that it is a lower bound
+        and the page says `capped`.
         """
         if not query.terms:
             return Page([], 0)
@@ -368,10 +384,10 @@ class Store:
                 if (terms, operator) in tried:
                     continue
                 tried.append((terms, operator))
-                ids, total = search(conn, terms, operator, limit, offset, cap)
+                ids, total = search(conn, terms, operator, limit, offset, cap + 1)
                 if total:
                     break
-            return Page(self._notes_by_id(conn, ids), total)
+            return Page(self._notes_by_id(conn, ids), min(total, cap), capped=total > cap)
 
     def matching(self, query: Query, among: Sequence[int]) -> set[int]:
         """The notes of `among` that have every word of `query`: whole words, or, when
