@@ -66,6 +66,18 @@ def test_dockerfile_is_multi_stage_slim_non_root_and_serves() -> None:
     assert f'"{digests[1]}"' in volumes and f'"{database[1]}"' in volumes
 
 
+def test_build_context_lets_through_what_the_dockerfile_copies() -> None:
+    """deploy/Dockerfile.dockerignore starts from `*`: every COPY source must be let back in."""
+    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+    allowed = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
+    assert "*" in ignore
+    for kind, args in dockerfile_instructions():
+        if kind == "COPY" and not args.startswith("--from="):
+            for source in args.split()[:-1]:
+                assert source.rstrip("/") in allowed, source
+                assert (ROOT / source).exists(), source
+
+
 class _Health(BaseHTTPRequestHandler):
     status = 200
 
