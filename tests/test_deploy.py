@@ -101,17 +101,19 @@ def health_server() -> Iterator[HTTPServer]:
 
 def test_healthcheck_command_follows_healthz(health_server: HTTPServer) -> None:
     """The HEALTHCHECK runs in the slim image (no curl): its command, run here, passes on 200
-    and fails on 503 or when nothing listens."""
+    and fails on 503 or when nothing listens; PRDIGEST_METRICS_PORT wins when set."""
     check = next(args for kind, args in dockerfile_instructions() if kind == "HEALTHCHECK")
     command = json.loads(check[check.index("CMD") + 3 :])
     assert command[:2] == ["python", "-c"]
     port = str(health_server.server_address[1])
 
-    def healthcheck(port: str) -> int:
-        env = {"PRDIGEST_PORT": port, "PATH": ""}
+    def healthcheck(port: str, **extra: str) -> int:
+        env = {"PRDIGEST_PORT": port, "PATH": "", **extra}
         return subprocess.run([sys.executable, "-c", command[2]], env=env, timeout=30).returncode
 
     assert healthcheck(port) == 0
+    # Socket Mode serves /healthz only on PRDIGEST_METRICS_PORT.
+    assert healthcheck("9", PRDIGEST_METRICS_PORT=port) == 0
     _Health.status = 503
     try:
         assert healthcheck(port) != 0
