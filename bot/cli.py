@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -372,7 +373,9 @@ def post(
     ] = None,
     dm_rate: Annotated[
         float | None,
-        typer.Option("--dm-rate", min=0, metavar="RATE", help="DMs per second (PRDIGEST_DM_RATE)."),
+        typer.Option(
+            "--dm-rate", min=0, metavar="RATE", help="Starting DMs per second (PRDIGEST_DM_RATE)."
+        ),
     ] = None,
 ) -> None:
     """Post the weekly digest now: every note not yet posted to PRDIGEST_CHANNEL, once.
@@ -397,7 +400,8 @@ def post(
                 client,
                 now_utc(),
                 dry_run=dry_run,
-                pacing=Pacing(
+                pacing=replace(
+                    Pacing.from_settings(settings),
                     channel_per_second=settings.channel_rate
                     if channel_rate is None
                     else channel_rate,

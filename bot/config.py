@@ -50,7 +50,17 @@ class Settings(BaseSettings):
     channel_rate: float = Field(
         default=1.0, ge=0, description="Digest messages per second per channel (0: unpaced)."
     )
-    dm_rate: float = Field(default=1.0, ge=0, description="Subscriber DMs per second (0: unpaced).")
+    dm_rate: float = Field(
+        default=10.0,
+        ge=0,
+        description="Starting DMs per second; raised while Slack accepts, cut on 429 (0: unpaced).",
+    )
+    dm_max_rate: float = Field(
+        default=50.0, ge=0, description="Ceiling of the adaptive DM rate per second (0: none)."
+    )
+    dm_concurrency: int = Field(
+        default=4, ge=1, le=64, description="Concurrent DM senders sharing the rate."
+    )
     port: int = Field(default=3000, ge=1, le=65535, description="HTTP port of `serve`.")
     slack_api_url: str = Field(
         default="https://slack.com/api/", description="Base URL of the Slack Web API."

@@ -10,8 +10,6 @@ after a crash first looks in the channel (and threads, and DMs) for what Slack a
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,8 +21,11 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.config import Settings
 from bot.digest import build_digest, week_label
+from bot.dm_fanout import DmFanout
 from bot.domain import Role
 from bot.logs import run_context
+from bot.pacing import RateController
+from bot.posting import EVENT_TYPE, ChannelPoster, DeliveryError, explain_slack_error
 from bot.reading_list import ReadingPlan, ReadingSection
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
 from bot.services import Services, ingest_default
@@ -40,59 +41,45 @@ from bot.store.ledger import (
     process_identity,
 )
 
+__all__ = [
+    "EVENT_TYPE",
+    "DeliveryError",
+    "Pacing",
+    "PreviewMessage",
+    "RunResult",
+    "explain_slack_error",
+    "publish_weekly_digest",
+    "resume_unfinished_runs",
+]
+
 log = logging.getLogger(__name__)
 
-EVENT_TYPE = "prdigest_digest"
 _HISTORY_MARGIN = timedelta(minutes=5)
 _MAX_CLAIMS = 4  # resume at most a few crashed runs before the new one
-
-# Errors that concern one DM recipient only: that DM is settled (not sent), the run goes on.
-_RECIPIENT_ERRORS = frozenset(
-    {
-        "user_not_found",
-        "user_not_visible",
-        "user_disabled",
-        "cannot_dm_bot",
-        "channel_not_found",
-        "is_archived",
-        "messages_tab_disabled",
-    }
-)
-
-
-class DeliveryError(RuntimeError):
-    """The digest could not be delivered; the message names the cause and what to do."""
 
 
 @dataclass(frozen=True)
 class Pacing:
-    """Messages per second: channel posts (per channel) and DMs (overall). 0 = unpaced."""
+    """How fast messages go out.
+
+    Channel posts: `channel_per_second` per channel (0: no gap). DMs: `dm_per_second` is
+    the starting rate of the adaptive fan-out (0: unpaced, only 429s slow it down), never
+    above `dm_max_per_second` (0: no ceiling), with `dm_concurrency` senders.
+    """
 
     channel_per_second: float = 1.0
-    dm_per_second: float = 1.0
+    dm_per_second: float = 10.0
+    dm_max_per_second: float = 50.0
+    dm_concurrency: int = 4
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Pacing:
-        return cls(channel_per_second=settings.channel_rate, dm_per_second=settings.dm_rate)
-
-
-class Pacer:
-    """Spaces calls at least `1 / per_second` apart (monotonic clock)."""
-
-    def __init__(self, per_second: float) -> None:
-        self.interval = 1.0 / per_second if per_second > 0 else 0.0
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def wait(self) -> None:
-        if not self.interval:
-            return
-        with self._lock:
-            now = time.monotonic()
-            if self._next > now:
-                time.sleep(self._next - now)
-                now = self._next
-            self._next = now + self.interval
+        return cls(
+            channel_per_second=settings.channel_rate,
+            dm_per_second=settings.dm_rate,
+            dm_max_per_second=settings.dm_max_rate,
+            dm_concurrency=settings.dm_concurrency,
+        )
 
 
 @dataclass(frozen=True)
@@ -229,32 +216,6 @@ def _plan_dm_messages(
 # -- Slack ----------------------------------------------------------------------------
 
 
-def explain_slack_error(error: str, channel: str, part: str) -> str:
-    """One line naming the cause and what to do about it."""
-    if error == "not_in_channel":
-        return (
-            f"the bot is not a member of channel {channel}: invite the bot to the channel "
-            f"(/invite @prdigest in <#{channel}>), then run `prdigest post` or restart"
-        )
-    if error == "channel_not_found":
-        return (
-            f"channel {channel} not found: set PRDIGEST_CHANNEL to a channel ID (C…) the bot "
-            "can see, and invite the bot there"
-        )
-    if error in ("invalid_auth", "not_authed", "token_revoked", "account_inactive"):
-        return f"Slack refused the bot token ({error}): check SLACK_BOT_TOKEN"
-    if error in ("msg_blocks_too_long", "invalid_blocks", "msg_too_long"):
-        return (
-            f"Slack refused message {part} as too long or invalid ({error}); "
-            "nothing was marked sent, the run resumes on the next start"
-        )
-    if error == "ratelimited":
-        return "Slack kept rate-limiting chat.postMessage; the run resumes on the next start"
-    if error == "missing_scope":
-        return "the Slack app lacks a scope (chat:write, channels:history, im:write)"
-    return f"Slack answered {error} for message {part}"
-
-
 def _metadata_of(message: dict[str, Any], run_key: str) -> str | None:
     metadata = message.get("metadata") or {}
     if metadata.get("event_type") != EVENT_TYPE:
@@ -266,8 +227,11 @@ def _metadata_of(message: dict[str, Any], run_key: str) -> str | None:
     return str(part) if part else None
 
 
-class _Poster:
-    """Posts one claimed run's messages, recording each as soon as Slack accepts it."""
+class _RunDelivery:
+    """Delivers one claimed run: recovery after a crash, the channel digest, then the DMs.
+
+    Every message is recorded in the ledger as soon as Slack accepts it.
+    """
 
     def __init__(
         self,
@@ -283,8 +247,7 @@ class _Poster:
         self.ledger = ledger
         self.run = run
         self.owner = owner
-        self.channel_pacer = Pacer(pacing.channel_per_second)
-        self.dm_pacer = Pacer(pacing.dm_per_second)
+        self.pacing = pacing
         self.posted = 0
         self.found = 0
         self.dms = 0
@@ -361,47 +324,59 @@ class _Poster:
 
     # Posting.
 
-    def post(self, part: Part, thread_ts: str | None) -> None:
-        metadata = {
-            "event_type": EVENT_TYPE,
-            "event_payload": {"run_id": self.run.run_key, "part": part.part},
-        }
-        (self.dm_pacer if part.kind == "dm" else self.channel_pacer).wait()
-        # Still ours? A process that stalled past the takeover window stops here instead
-        # of posting a part its successor may already have posted.
+    def _still_ours(self) -> None:
+        # A process that stalled past the takeover window stops here instead of posting a
+        # part its successor may already have posted.
         self.ledger.heartbeat(self.run.id, self.owner)
-        try:
-            response = self.client.chat_postMessage(
-                channel=part.channel,
-                text=str(part.payload.get("text", "")),
-                blocks=part.payload.get("blocks"),
-                thread_ts=thread_ts,
-                metadata=metadata,
-                unfurl_links=False,
-                unfurl_media=False,
-            )
-        except SlackApiError as exc:
-            error = str(exc.response.get("error") or "unknown_error")
-            if part.kind == "dm" and error in _RECIPIENT_ERRORS:
-                log.warning("could not DM %s (%s); skipped", part.channel, error)
-                self.ledger.record_undeliverable(self.run.id, part.part, error)
-                return
-            raise DeliveryError(explain_slack_error(error, part.channel, part.part)) from None
-        except SlackClientError as exc:
-            raise DeliveryError(f"Slack is unreachable ({exc}); the run resumes later") from None
+
+    def _record_channel(self, part: Part, ts: str, thread_ts: str | None, channel: str) -> None:
         self.ledger.record_sent(
-            self.run.id,
-            part.part,
-            self.owner,
-            ts=str(response["ts"]),
-            thread_ts=thread_ts,
-            posted_channel=str(response.get("channel") or part.channel),
+            self.run.id, part.part, self.owner, ts=ts, thread_ts=thread_ts, posted_channel=channel
         )
-        if part.kind == "dm":
-            self.dms += 1
-            self.services.metrics.dm_sent()
-        else:
-            self.posted += 1
+        self.posted += 1
+
+    def _record_dm(self, part: Part, ts: str, channel: str) -> None:
+        self.ledger.record_sent(
+            self.run.id, part.part, self.owner, ts=ts, thread_ts=None, posted_channel=channel
+        )
+        self.dms += 1
+        self.services.metrics.dm_sent()
+
+    def _record_undeliverable(self, part: Part, error: str) -> None:
+        self.ledger.record_undeliverable(self.run.id, part.part, error)
+
+    def post_channel(self, parts: list[Part]) -> None:
+        poster = ChannelPoster(
+            self.client,
+            self.run.run_key,
+            per_second=self.pacing.channel_per_second,
+            before_send=self._still_ours,
+            on_sent=self._record_channel,
+        )
+        parent_ts = next((p.ts for p in parts if p.part == "parent"), None)
+        poster.post_all(parts, parent_ts)
+
+    def send_dms(self, parts: list[Part]) -> None:
+        controller = RateController(self.pacing.dm_per_second, self.pacing.dm_max_per_second)
+        fanout = DmFanout(
+            self.client,
+            self.run.run_key,
+            controller,
+            concurrency=self.pacing.dm_concurrency,
+            before_send=self._still_ours,
+            on_sent=self._record_dm,
+            on_undeliverable=self._record_undeliverable,
+        )
+        try:
+            fanout.send_all(parts)
+        finally:
+            if fanout.limited:
+                log.info(
+                    "digest run %s: Slack rate-limited %d DM(s); final rate %.1f/s",
+                    self.run.id,
+                    fanout.limited,
+                    controller.rate,
+                )
 
     def permalinks(self, parts: list[Part]) -> dict[str, str]:
         """Role slug -> link to its thread; "" -> link to the parent message."""
@@ -433,22 +408,13 @@ class _Poster:
         if self.run.resumed:
             self._recover(self.recover_channel, parts)
             parts = self.ledger.parts(self.run.id)
-        parent_ts = next((p.ts for p in parts if p.part == "parent"), None)
-        for part in parts:
-            if part.kind == "dm" or part.settled:
-                continue
-            thread_ts = None if part.kind == "parent" else parent_ts
-            self.post(part, thread_ts)
-            if part.kind == "parent":
-                parent_ts = next(p.ts for p in self.ledger.parts(self.run.id) if p.part == "parent")
+        self.post_channel(parts)
         self._plan_dms()
         parts = self.ledger.parts(self.run.id)
         if self.run.resumed:
             self._recover(self.recover_dms, parts)
             parts = self.ledger.parts(self.run.id)
-        for part in parts:
-            if part.kind == "dm" and not part.settled:
-                self.post(part, None)
+        self.send_dms(parts)
         self.ledger.finish(self.run.id, self.owner)
 
     def _recover(self, step: Callable[[list[Part]], None], parts: list[Part]) -> None:
@@ -500,7 +466,7 @@ def _deliver_claimed(
     pacing: Pacing,
     result: RunResult,
 ) -> None:
-    poster = _Poster(services, client, ledger, run, owner, pacing)
+    poster = _RunDelivery(services, client, ledger, run, owner, pacing)
     with run_context(run.id):
         log.info("delivering digest run %s: %s notes to %s", run.id, run.note_count, run.channel)
         try:

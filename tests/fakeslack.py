@@ -566,7 +566,7 @@ class FakeSlack:
     * ``ephemerals`` — list of ``chat.postEphemeral`` payloads
     * ``home_views`` — user id -> last view published with ``views.publish``
 
-    Knobs: ``fail``, ``rate_limit``, ``server_error``, ``set_rate``,
+    Knobs: ``fail``, ``rate_limit``, ``server_error``, ``set_rate``, ``set_latency``,
     ``channels_not_joined``, ``unknown_channels``, ``socket_url``, ``register``.
     """
 
@@ -600,6 +600,7 @@ class FakeSlack:
         self._calls: list[Call] = []
         self._faults: dict[str, list[_Fault]] = {}
         self._rates: dict[str, _Rate] = {}
+        self._latency: dict[str, float] = {}
         self._last_ts_us = 0
         self._view_counter = 0
         self._server: _Server | None = None
@@ -761,6 +762,20 @@ class FakeSlack:
                 window=burst * 60.0 / per_minute, limit=burst, per_channel=per_channel
             )
 
+    def set_latency(self, method: str, seconds: float) -> None:
+        """Answer every call to ``method`` ``seconds`` late (0 removes the delay).
+
+        The delay is spent outside the fake's lock, so concurrent calls overlap the way
+        they do against Slack; rate limits count a call when it arrives.
+        """
+        if seconds < 0:
+            raise ValueError("seconds must be >= 0")
+        with self._lock:
+            if seconds:
+                self._latency[method] = seconds
+            else:
+                self._latency.pop(method, None)
+
     def register(self, method: str, handler: Handler) -> None:
         """Answer ``method`` with ``handler(fake, params) -> response dict``."""
         with self._lock:
@@ -897,6 +912,9 @@ class FakeSlack:
             reply.headers.setdefault("X-OAuth-Scopes", self.scopes)
         call.response = reply.body
         call.status = reply.status
+        delay = self._latency.get(method or "", 0.0)
+        if delay:
+            time.sleep(delay)
         with self._changed:
             self._calls.append(call)
             self._changed.notify_all()

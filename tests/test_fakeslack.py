@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -340,6 +341,21 @@ def test_set_rate_global_window(client: WebClient, slack: FakeSlack) -> None:
     assert _header(exc.value.response.headers, "Retry-After") == "1"
     time.sleep(0.25)
     assert client.auth_test()["ok"]
+
+
+def test_latency_delays_each_call_and_calls_overlap(slack: FakeSlack) -> None:
+    slack.set_latency("auth.test", 0.2)
+    clients = [WebClient(token=TOKEN, base_url=slack.api_url) for _ in range(4)]
+    started = time.monotonic()
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda c: c.auth_test()["ok"], clients))
+    elapsed = time.monotonic() - started
+    assert answers == [True] * 4
+    assert 0.2 <= elapsed < 0.6, "each call waits, and concurrent calls wait together"
+    slack.set_latency("auth.test", 0)
+    started = time.monotonic()
+    clients[0].auth_test()
+    assert time.monotonic() - started < 0.2
 
 
 def test_fail_injection(client: WebClient, slack: FakeSlack) -> None:

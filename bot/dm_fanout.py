@@ -1,0 +1,138 @@
+"""The subscribers' DMs: several senders sharing one adaptive rate.
+
+A pool of `concurrency` threads takes subscribers one at a time and sends that
+subscriber's messages in order (one per second to the same DM, like any channel). Every
+send waits for a slot from the shared `RateController`; a 429 pauses all senders until
+its Retry-After and the same message is tried again. Each accepted message is reported
+through `on_sent` at once, so the ledger records it exactly once; when one sender fails
+(Slack refuses, the claim is lost), the others finish the message in flight, record it,
+and stop: the run resumes later with only the messages not yet recorded.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from queue import Empty, SimpleQueue
+
+from slack_sdk import WebClient
+
+from bot.pacing import ChannelPacer, Clock, MonotonicClock, RateController
+from bot.posting import (
+    MAX_ATTEMPTS,
+    DeliveryError,
+    RateLimited,
+    Undeliverable,
+    explain_slack_error,
+    send_message,
+    without_rate_limit_retries,
+)
+from bot.store.ledger import Part
+
+log = logging.getLogger(__name__)
+
+
+class DmFanout:
+    """Sends a run's DM parts concurrently under one `RateController`.
+
+    `before_send()` runs before every attempt (the claim is still ours);
+    `on_sent(part, ts, channel)` records an accepted DM; `on_undeliverable(part, error)`
+    settles a DM whose recipient cannot receive it.
+    """
+
+    def __init__(
+        self,
+        client: WebClient,
+        run_key: str,
+        controller: RateController,
+        *,
+        concurrency: int = 4,
+        per_channel: float = 1.0,
+        clock: Clock | None = None,
+        before_send: Callable[[], None] = lambda: None,
+        on_sent: Callable[[Part, str, str], None],
+        on_undeliverable: Callable[[Part, str], None] = lambda _p, _e: None,
+        max_attempts: int = MAX_ATTEMPTS,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.client = without_rate_limit_retries(client)
+        self.run_key = run_key
+        self.controller = controller
+        self.concurrency = concurrency
+        self.channel_pacer = ChannelPacer(per_channel, clock or MonotonicClock())
+        self.before_send = before_send
+        self.on_sent = on_sent
+        self.on_undeliverable = on_undeliverable
+        self.max_attempts = max_attempts
+        self.sent = 0
+        self.limited = 0
+        self.undeliverable = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._errors: list[BaseException] = []
+
+    def send_all(self, parts: list[Part]) -> None:
+        """Send every unsettled DM part of `parts`; raises the first sender's error."""
+        by_user: dict[str, list[Part]] = {}
+        for part in parts:
+            if part.kind == "dm" and not part.settled:
+                by_user.setdefault(part.channel, []).append(part)
+        if not by_user:
+            return
+        work: SimpleQueue[list[Part]] = SimpleQueue()
+        for group in by_user.values():
+            work.put(group)
+        workers = min(self.concurrency, len(by_user))
+        with ThreadPoolExecutor(workers, thread_name_prefix="prdigest-dm") as pool:
+            for _ in range(workers):
+                # Each sender logs with the caller's context (the digest run id).
+                pool.submit(contextvars.copy_context().run, self._worker, work)
+        if self._errors:
+            raise self._errors[0]
+
+    def _worker(self, work: SimpleQueue[list[Part]]) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    group = work.get_nowait()
+                except Empty:
+                    return
+                for part in group:
+                    if self._stop.is_set():
+                        return
+                    self._send(part)
+        except BaseException as exc:  # handed to send_all's caller
+            with self._lock:
+                self._errors.append(exc)
+            self._stop.set()
+
+    def _send(self, part: Part) -> None:
+        for _attempt in range(self.max_attempts):
+            self.channel_pacer.wait(part.channel)
+            ticket = self.controller.acquire()
+            if self._stop.is_set():
+                return
+            self.before_send()
+            try:
+                response = send_message(self.client, part, self.run_key, None)
+            except RateLimited as limited:
+                self.controller.rate_limited(ticket, limited.retry_after)
+                with self._lock:
+                    self.limited += 1
+                continue
+            except Undeliverable as gone:
+                log.warning("could not DM %s (%s); skipped", part.channel, gone.error)
+                self.on_undeliverable(part, gone.error)
+                with self._lock:
+                    self.undeliverable += 1
+                return
+            self.controller.accepted(ticket)
+            self.on_sent(part, str(response["ts"]), str(response.get("channel") or part.channel))
+            with self._lock:
+                self.sent += 1
+            return
+        raise DeliveryError(explain_slack_error("ratelimited", part.channel, part.part))
