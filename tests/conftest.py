@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from bot.services import Services
 from bot.store import Store
 from bot.taxonomy import load_taxonomy
 from tests.fakeslack import FakeSlack
+from tests.fixtures_util import seed_files
 
 PG_ADMIN_URL = os.environ.get(
     "PRDIGEST_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -67,6 +69,19 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     _truncate_all(store)
     store.close()
     return url
+
+
+@pytest.fixture
+def env(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The environment of a CLI run: the store at `db_url` and a digests folder holding
+    the sample note files (not yet ingested)."""
+    digests = tmp_path / "digests"
+    digests.mkdir()
+    for path in seed_files():
+        shutil.copy(path, digests / path.name)
+    monkeypatch.setenv("PRDIGEST_DATABASE_URL", db_url)
+    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(digests))
+    return digests
 
 
 @pytest.fixture

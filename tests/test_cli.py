@@ -19,17 +19,6 @@ from tests.fixtures_util import ROLE_SLUGS, seed_files
 runner = CliRunner()
 
 
-@pytest.fixture
-def env(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    digests = tmp_path / "digests"
-    digests.mkdir()
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
-    monkeypatch.setenv("PRDIGEST_DATABASE_URL", db_url)
-    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(digests))
-    return digests
-
-
 def run(*args: str) -> tuple[int, str, str]:
     result = runner.invoke(app, list(args))
     if result.exception and not isinstance(result.exception, SystemExit):

@@ -176,6 +176,8 @@ COMMANDS = (
     escape("<@U123> zzzznothing"),  # no match: the query is echoed
     escape("subscribe moe <!channel>"),  # an unknown role word is echoed
     "subscribe evil moe",
+    escape("subscribe evil <!channel> deep"),
+    "subscribe evil skim",
     "list",
     escape("unsubscribe <https://evil.example|click>"),
     escape("<" * 600),  # too long

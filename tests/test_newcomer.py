@@ -5,7 +5,6 @@ a quiet `serve` start."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -30,17 +29,6 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "SLACK_"))}
     env.update(extra)
     return env
-
-
-@pytest.fixture
-def env(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    digests = tmp_path / "digests"
-    digests.mkdir()
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
-    monkeypatch.setenv("PRDIGEST_DATABASE_URL", db_url)
-    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(digests))
-    return digests
 
 
 def test_help_texts_wrap_to_the_terminal_and_show_no_type_labels() -> None:
