@@ -117,6 +117,7 @@ def test_serve_catches_up_then_posts_on_its_cron(tmp_path: Path) -> None:
             for title in [*titles, "晚到的 EAGLE 推测解码修复"]:
                 hits = [p for p in posted if title.replace("&", "&amp;") in p]
                 assert len(hits) == 1, f"{title!r} posted {len(hits)} times"
+            assert slack.sent_markup_problems() == []
         finally:
             proc.send_signal(signal.SIGTERM)
             try:

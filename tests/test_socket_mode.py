@@ -100,5 +100,6 @@ def test_slash_command_over_socket_mode(services: Services, socket_slack: Socket
             reply = slack.wait_for("/response/socket-1", timeout=10)[-1].params
             assert "Subscribed to `moe-quant`" in reply["text"]
             assert services.store.subscriptions_of("T0001", "U123") == ["moe-quant"]
+            assert slack.sent_markup_problems() == []
         finally:
             connection.close()
