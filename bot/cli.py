@@ -13,6 +13,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Annotated, Any
 
+import sqlalchemy as sa
 import typer
 from rich.console import Console
 from rich.progress import Progress
@@ -20,7 +21,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from bot import __version__
-from bot.config import Settings, SettingsError, load_settings
+from bot.config import Settings, SettingsError, check_database_url, load_settings, masked_url
 from bot.digest import now_utc, week_bounds
 from bot.domain import count_text
 from bot.ingest import NOTE_SUFFIXES, find_note_files
@@ -30,7 +31,7 @@ from bot.render.terminal import digest_renderable, lookup_renderable
 from bot.sample_notes import bundled_notes_dir, missing_sqlite_file
 from bot.search import QueryError
 from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
-from bot.store import Store, StoreError
+from bot.store import Store, StoreError, describe_unavailable, is_unavailable
 from bot.taxonomy import TaxonomyError
 
 if TYPE_CHECKING:
@@ -44,18 +45,29 @@ NOTES_LIMIT = 100
 
 
 class CliError(Exception):
-    """A problem worth one line on stderr and a non-zero exit, not a traceback."""
+    """A problem worth one line on stderr and a non-zero exit, not a traceback.
+
+    Exit status 2: bad input or settings, fixed by changing the command or a variable.
+    """
+
+    exit_code = 2
+
+
+class DependencyError(CliError):
+    """The database or Slack is unreachable or refused: one line, exit status 1."""
+
+    exit_code = 1
 
 
 class _Group(TyperGroup):
-    """Turns a CliError from any command into one line on stderr and exit status 2."""
+    """Turns a CliError from any command into one line on stderr and its exit status."""
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except CliError as exc:
             say(str(exc), logging.ERROR, "[red]prdigest:[/red] ")
-            raise typer.Exit(2) from None
+            raise typer.Exit(exc.exit_code) from None
 
 
 def say(message: str, level: int = logging.INFO, label: str = "") -> None:
@@ -85,6 +97,23 @@ def settings_or_exit() -> Settings:
         raise CliError(str(exc)) from None
 
 
+class _DropErrors(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+@contextmanager
+def _reported_here(logger: logging.Logger) -> Iterator[None]:
+    """Errors `logger` would log are raised to the command too, which prints them as its one
+    line: keep that line from appearing twice (warnings still show)."""
+    dropped = _DropErrors()
+    logger.addFilter(dropped)
+    try:
+        yield
+    finally:
+        logger.removeFilter(dropped)
+
+
 @contextmanager
 def open_services(
     settings: Settings | None = None, metrics: Metrics | None = None
@@ -92,10 +121,17 @@ def open_services(
     settings = settings or settings_or_exit()
     try:
         services = Services.build(settings, metrics)
-    except (StoreError, TaxonomyError) as exc:
+    except StoreError as exc:
+        raise DependencyError(str(exc)) from None
+    except TaxonomyError as exc:
         raise CliError(str(exc)) from None
     try:
         yield services
+    except sa.exc.SQLAlchemyError as exc:
+        if not is_unavailable(exc):
+            raise
+        # The database went away in the middle of the command.
+        raise DependencyError(describe_unavailable(exc, settings.database_url)) from None
     finally:
         services.close()
 
@@ -275,11 +311,15 @@ def copy_db(
     For moving from SQLite to PostgreSQL: afterwards point PRDIGEST_DATABASE_URL at the
     target. Nothing already posted is posted again, because the ledger moves too.
     """
+    try:
+        target_url = check_database_url(target_url)
+    except ValueError as exc:
+        raise CliError(f"copy-db URL: {exc} (got {masked_url(target_url)!r})") from None
     with open_services() as services:
         try:
-            target = Store.open(target_url)
+            target = Store.open(target_url, setting="the URL given to copy-db")
         except StoreError as exc:
-            raise CliError(str(exc)) from None
+            raise DependencyError(str(exc)) from None
         try:
             copied = services.store.copy_to(target)
         except StoreError as exc:
@@ -388,29 +428,29 @@ def post(
     from bot.delivery import DeliveryError, Pacing, publish_weekly_digest
     from bot.render.digest_blocks import message_text
     from bot.slack_client import build_web_client
+    from bot.store.ledger import LostClaimError
 
     settings = settings_or_exit()
     if not dry_run and settings.slack_bot_token is None:
         raise CliError("SLACK_BOT_TOKEN is not set (use --dry-run to see the messages)")
     with open_services(settings) as services:
         client = None if dry_run else build_web_client(settings)
+        pacing = replace(
+            Pacing.from_settings(settings),
+            channel_per_second=settings.channel_rate if channel_rate is None else channel_rate,
+            dm_per_second=settings.dm_rate if dm_rate is None else dm_rate,
+        )
         try:
-            result = publish_weekly_digest(
-                services,
-                client,
-                now_utc(),
-                dry_run=dry_run,
-                pacing=replace(
-                    Pacing.from_settings(settings),
-                    channel_per_second=settings.channel_rate
-                    if channel_rate is None
-                    else channel_rate,
-                    dm_per_second=settings.dm_rate if dm_rate is None else dm_rate,
-                ),
-            )
+            with _reported_here(logging.getLogger("bot.delivery")):
+                result = publish_weekly_digest(
+                    services, client, now_utc(), dry_run=dry_run, pacing=pacing
+                )
         except DeliveryError as exc:
-            say(str(exc), logging.ERROR, "[red]prdigest:[/red] ")
-            raise typer.Exit(1) from None
+            raise DependencyError(str(exc)) from None
+        except LostClaimError:
+            raise DependencyError(
+                "another process took over this digest run and finishes it; nothing else to do"
+            ) from None
         waiting = notes_not_ingested(services) if dry_run else 0
     for error in result.ingest_errors:
         say(error, logging.WARNING, "[yellow]skipped[/yellow] ")

@@ -6,10 +6,13 @@ import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote, quote_plus
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 ENV_PREFIX = "PRDIGEST_"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
@@ -18,6 +21,61 @@ _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 class SettingsError(ValueError):
     """A setting has a bad value; the message names the variable."""
+
+
+_DATABASE_DRIVERS = {
+    "sqlite": "sqlite",
+    "sqlite+pysqlite": "sqlite+pysqlite",
+    "postgresql": "postgresql+psycopg",  # psycopg 3 is the driver installed
+    "postgres": "postgresql+psycopg",
+    "postgresql+psycopg": "postgresql+psycopg",
+}
+
+
+def masked_url(url: str) -> str:
+    """A database URL fit to show: the password replaced by ***."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        return "(an unreadable URL)"
+
+
+def hide_password(text: str, url: str) -> str:
+    """`text` with every occurrence of `url`'s password masked (driver messages may quote it)."""
+    try:
+        password = make_url(url).password
+    except (ArgumentError, ValueError):
+        password = None
+    text = text.replace(url, masked_url(url))
+    if password:
+        for form in {str(password), quote(str(password), safe=""), quote_plus(str(password))}:
+            text = text.replace(form, "***")
+    return text
+
+
+def check_database_url(value: str) -> str:
+    """The one validator of database URLs (PRDIGEST_DATABASE_URL and `copy-db`'s target).
+
+    Returns the URL with its driver made explicit; raises ValueError with a message
+    that never contains the password.
+    """
+    try:
+        url = make_url(value.strip())
+    except (ArgumentError, ValueError):
+        raise ValueError(
+            "not a database URL; expected sqlite:///PATH or postgresql+psycopg://USER@HOST/DB"
+        ) from None
+    driver = _DATABASE_DRIVERS.get(url.drivername)
+    if driver is None:
+        raise ValueError(
+            f"unsupported database {url.drivername!r}; only sqlite:///PATH and "
+            "postgresql+psycopg://USER@HOST/DB URLs are supported"
+        )
+    if driver.startswith("postgresql") and not url.database:
+        raise ValueError("the PostgreSQL URL names no database (…/DBNAME at the end)")
+    if driver == url.drivername:
+        return value.strip()
+    return url.set(drivername=driver).render_as_string(hide_password=False)
 
 
 class Settings(BaseSettings):
@@ -125,9 +183,7 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, value: str) -> str:
-        if not value.startswith(("sqlite", "postgresql")):
-            raise ValueError("only sqlite:/// and postgresql+psycopg:// URLs are supported")
-        return value
+        return check_database_url(value)
 
     @field_validator("log_level")
     @classmethod
@@ -150,6 +206,11 @@ def _variable_name(field: str) -> str:
     return f"{ENV_PREFIX}{field.upper()}"
 
 
+def _is_secret(field: str) -> bool:
+    info = Settings.model_fields.get(field)
+    return info is not None and info.annotation == SecretStr | None
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Read and validate settings; a bad value raises SettingsError naming the variable."""
     try:
@@ -159,6 +220,10 @@ def load_settings(**overrides: Any) -> Settings:
         for error in exc.errors():
             field = str(error["loc"][0]) if error["loc"] else "?"
             got = error.get("input")
+            if field == "database_url" and isinstance(got, str):
+                got = masked_url(got)
+            elif _is_secret(field):
+                got = None
             shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
             message = str(error["msg"]).removeprefix("Value error, ")
             problems.append(f"{_variable_name(field)}: {message}{shown}")

@@ -25,7 +25,13 @@ from bot.dm_fanout import DmFanout
 from bot.domain import Role
 from bot.logs import run_context
 from bot.pacing import RateController
-from bot.posting import EVENT_TYPE, ChannelPoster, DeliveryError, explain_slack_error
+from bot.posting import (
+    EVENT_TYPE,
+    ChannelPoster,
+    DeliveryError,
+    explain_slack_error,
+    explain_unreachable,
+)
 from bot.reading_list import ReadingPlan, ReadingSection
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
 from bot.services import Services, ingest_default
@@ -396,7 +402,7 @@ class _RunDelivery:
                 links[key] = str(
                     self.client.chat_getPermalink(channel=channel, message_ts=part.ts)["permalink"]
                 )
-            except SlackClientError:
+            except (SlackClientError, OSError):
                 suffix = f"?thread_ts={parent}&cid={channel}" if key and parent else ""
                 links[key] = (
                     f"https://slack.com/archives/{channel}/p{part.ts.replace('.', '')}{suffix}"
@@ -423,8 +429,8 @@ class _RunDelivery:
         except SlackApiError as exc:
             error = str(exc.response.get("error") or "unknown_error")
             raise DeliveryError(explain_slack_error(error, self.run.channel, "history")) from None
-        except SlackClientError as exc:
-            raise DeliveryError(f"Slack is unreachable ({exc}); the run resumes later") from None
+        except (SlackClientError, OSError) as exc:
+            raise DeliveryError(explain_unreachable(self.client, exc)) from None
 
     def _plan_dms(self) -> None:
         run = self.ledger.get_run(self.run.id)

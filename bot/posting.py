@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from bot.pacing import ChannelPacer, Clock, MonotonicClock
+from bot.slack_client import describe_unreachable
 from bot.store.ledger import Part
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,15 @@ def without_rate_limit_retries(client: WebClient) -> WebClient:
     return bare
 
 
+def explain_unreachable(client: WebClient, exc: BaseException) -> str:
+    """One line for a call that got no answer: the cause, the setting, and that the run
+    resumes."""
+    return (
+        f"{describe_unreachable(exc, client.base_url)}; nothing unsent was marked sent, the "
+        "run resumes with the next `prdigest post` or start"
+    )
+
+
 def retry_after_of(exc: SlackApiError) -> float:
     """Seconds from a 429's Retry-After header (1 when missing or unreadable)."""
     headers = exc.response.headers or {}
@@ -133,8 +143,8 @@ def send_message(
         if part.kind == "dm" and error in RECIPIENT_ERRORS:
             raise Undeliverable(error) from None
         raise DeliveryError(explain_slack_error(error, part.channel, part.part)) from None
-    except SlackClientError as exc:
-        raise DeliveryError(f"Slack is unreachable ({exc}); the run resumes later") from None
+    except (SlackClientError, OSError) as exc:
+        raise DeliveryError(explain_unreachable(client, exc)) from None
     return dict(response.data) if isinstance(response.data, dict) else {}
 
 

@@ -7,9 +7,14 @@ handlers into the client it makes for each request, so listeners' calls are coun
 
 from __future__ import annotations
 
+import logging
+import socket
+from http.client import HTTPException
+from urllib.error import URLError
 from urllib.parse import urlsplit
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
     RateLimitErrorRetryHandler,
@@ -33,6 +38,27 @@ BOT_SCOPES = (
     "groups:history",  # the same in a private digest channel
     "im:history",  # the same in the subscribers' DMs
 )
+
+API_URL_SETTING = "PRDIGEST_SLACK_API_URL"
+_SDK_LOGGER = "bot.slack_api"
+
+
+class _AttemptsAtDebug(logging.Filter):
+    """The SDK logs every failed attempt at ERROR before it retries; whoever made the call
+    reports the final failure once, so the attempts are demoted to DEBUG."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR and record.getMessage().startswith("Failed to send"):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+
+def _sdk_logger() -> logging.Logger:
+    logger = logging.getLogger(_SDK_LOGGER)
+    if not any(isinstance(f, _AttemptsAtDebug) for f in logger.filters):
+        logger.addFilter(_AttemptsAtDebug())
+    return logger
 
 
 class CallMetrics(RetryHandler):
@@ -83,4 +109,42 @@ def build_web_client(
         ServerErrorRetryHandler(max_retry_count=3),
         ConnectionErrorRetryHandler(max_retry_count=3),
     ]
-    return WebClient(token=token, base_url=base_url, timeout=30, retry_handlers=handlers)
+    return WebClient(
+        token=token,
+        base_url=base_url,
+        timeout=30,
+        logger=_sdk_logger(),
+        retry_handlers=handlers,
+    )
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether a Web API call failed because Slack could not be reached (no answer at all:
+    connection refused, DNS failure, timeout, connection reset) rather than a Slack error."""
+    if isinstance(exc, SlackApiError):
+        return False
+    return isinstance(exc, OSError | HTTPException | SlackClientError)
+
+
+def unreachable_reason(exc: BaseException) -> str:
+    """A short cause: "connection refused", "DNS lookup failed", "timed out", ..."""
+    reason: object = exc.reason if isinstance(exc, URLError) else exc
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, socket.gaierror):
+        return "DNS lookup failed"
+    if isinstance(reason, TimeoutError):
+        return "timed out"
+    if isinstance(reason, ConnectionResetError):
+        return "connection reset"
+    text = str(reason).strip() or type(reason).__name__
+    return text.splitlines()[0]
+
+
+def describe_unreachable(exc: BaseException, base_url: str) -> str:
+    """One line naming the cause and the setting to check."""
+    host = urlsplit(base_url).netloc or base_url
+    return (
+        f"Slack is unreachable at {host} ({unreachable_reason(exc)}): check "
+        f"{API_URL_SETTING} ({base_url}) and the network"
+    )

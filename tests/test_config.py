@@ -64,3 +64,28 @@ def test_bad_value_names_the_variable(
         load_settings()
     message = str(caught.value)
     assert name in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "mysql://bob:hunter2@db.example/app",
+        "postgresql+psycopg2://bob:hunter2@db.example/app",
+        "postgresql+psycopg://bob:hunter2@db.example:notaport/app",
+        "postgresql://bob:hunter2@db.example/",
+    ],
+)
+def test_a_bad_database_url_is_named_without_its_password(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("PRDIGEST_DATABASE_URL", value)
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert "PRDIGEST_DATABASE_URL" in message
+    assert "hunter2" not in message
+
+
+def test_plain_postgresql_urls_get_the_installed_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PRDIGEST_DATABASE_URL", "postgresql://bob:p%40ss@db.example:5433/app")
+    assert load_settings().database_url == "postgresql+psycopg://bob:p%40ss@db.example:5433/app"

@@ -7,16 +7,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.config import load_settings
+from bot.config import check_database_url, load_settings
 from bot.delivery import Pacing, publish_weekly_digest
 from bot.services import Services, lookup
 from bot.slack_client import build_web_client
 from bot.store import Store
-from tests.conftest import SLACK_TOKEN
+from tests.conftest import PG_ADMIN_URL, SLACK_TOKEN
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
 
@@ -77,3 +78,38 @@ def test_copy_moves_notes_subscriptions_and_ledger(
 
     result = CliRunner().invoke(app, ["copy-db", db_url])
     assert result.exit_code == 2 and "already has notes" in result.stderr
+
+
+def test_copy_db_checks_its_url_like_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = "postgresql+psycopg2://bob:hunter2@db.example/app"
+    with pytest.raises(ValueError) as rule:
+        check_database_url(bad)
+    result = CliRunner().invoke(app, ["copy-db", bad])
+    assert result.exit_code == 2
+    assert str(rule.value) in result.stderr, "the same validator as PRDIGEST_DATABASE_URL"
+    assert "hunter2" not in result.output and "Traceback" not in result.output
+
+
+def test_unreachable_databases_are_one_line_without_password(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Trust authentication ignores the password, so the server answers with an error
+    # about the database: the driver's message must not leak the password either.
+    missing = sa.engine.make_url(PG_ADMIN_URL).set(
+        password="hunter2", database="prdigest_no_such_db"
+    )
+    refused = missing.set(port=1)
+    for url in (missing, refused):
+        shown = url.render_as_string(hide_password=False)
+        monkeypatch.setenv("PRDIGEST_DATABASE_URL", shown)
+        result = CliRunner().invoke(app, ["notes"])
+        assert result.exit_code == 1, result.output
+        (line,) = result.stderr.strip().splitlines()
+        assert "PRDIGEST_DATABASE_URL" in line and "***" in line
+        assert "hunter2" not in result.output and "Traceback" not in result.output
+
+    monkeypatch.setenv("PRDIGEST_DATABASE_URL", f"sqlite:///{tmp_path / 'here.db'}")
+    result = CliRunner().invoke(app, ["copy-db", refused.render_as_string(hide_password=False)])
+    assert result.exit_code == 1
+    assert "copy-db" in result.stderr and "connection refused" in result.stderr.lower()
+    assert "hunter2" not in result.output and "Traceback" not in result.output

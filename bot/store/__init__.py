@@ -3,7 +3,17 @@
 `Store.open(url)` connects to SQLite or PostgreSQL and applies Alembic migrations.
 """
 
-from bot.store.sql import FileResult, IndexedNote, Page, Store, StoreError, index_note, utcnow
+from bot.store.sql import (
+    FileResult,
+    IndexedNote,
+    Page,
+    Store,
+    StoreError,
+    describe_unavailable,
+    index_note,
+    is_unavailable,
+    utcnow,
+)
 
 __all__ = [
     "FileResult",
@@ -11,6 +21,8 @@ __all__ = [
     "Page",
     "Store",
     "StoreError",
+    "describe_unavailable",
     "index_note",
+    "is_unavailable",
     "utcnow",
 ]

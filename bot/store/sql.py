@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from bot.config import hide_password, masked_url
 from bot.domain import Classification, Note, ParsedNote, Verdict, count_text
 from bot.ingest import content_hash, note_key
 from bot.search import Query, QueryTerm, index_text, verdict_token
@@ -30,8 +31,31 @@ COUNT_CAP = 1000
 TITLE_TIER_MAX = 200
 
 
+DATABASE_SETTING = "PRDIGEST_DATABASE_URL"
+CONNECT_TIMEOUT_SECONDS = 5
+
+
 class StoreError(RuntimeError):
     """The database cannot be reached or migrated; the message says which."""
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` means the database cannot be reached right now (down, restarting,
+    connection dropped) rather than a fault in a query."""
+    if isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError | sa.exc.TimeoutError)
+
+
+def describe_unavailable(exc: BaseException, url: str, setting: str = DATABASE_SETTING) -> str:
+    """One line naming the database (password masked), the cause and what to check."""
+    reason = hide_password(_first_line(exc), url)
+    fix = (
+        "that its folder exists and is writable"
+        if url.startswith("sqlite")
+        else "that the database server is running"
+    )
+    return f"the database at {masked_url(url)} is unavailable ({reason}): check {setting} and {fix}"
 
 
 @dataclass(frozen=True)
@@ -117,7 +141,15 @@ def create_db_engine(url: str) -> Engine:
         engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return sa.create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+    # pool_pre_ping replaces connections a database restart dropped; the connect timeout
+    # keeps a request from hanging on a host that does not answer.
+    return sa.create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=10,
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
+    )
 
 
 def _current_revision(conn: Connection) -> str | None:
@@ -184,13 +216,21 @@ class Store:
         self.engine = engine
 
     @classmethod
-    def open(cls, url: str) -> Store:
-        """Connect and migrate; a bad URL or unreachable server raises StoreError."""
+    def open(cls, url: str, setting: str = DATABASE_SETTING) -> Store:
+        """Connect and migrate; a bad URL or unreachable server raises StoreError whose
+        message names `setting` (the variable or argument the URL came from)."""
         try:
             engine = create_db_engine(url)
+        except (sa.exc.SQLAlchemyError, ValueError, ImportError) as exc:
+            raise StoreError(
+                f"cannot use the database URL {masked_url(url)} "
+                f"({hide_password(_first_line(exc), url)}): check {setting}"
+            ) from None
+        try:
             migrate(engine)
         except (sa.exc.SQLAlchemyError, OSError) as exc:
-            raise StoreError(f"cannot open database {_safe_url(url)}: {_first_line(exc)}") from None
+            engine.dispose()
+            raise StoreError(describe_unavailable(exc, url, setting)) from None
         return cls(engine)
 
     @property
@@ -690,10 +730,3 @@ def _tsquery_term(term: QueryTerm) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(getattr(exc, "orig", None) or exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _safe_url(url: str) -> str:
-    try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except sa.exc.ArgumentError:
-        return "(unparseable URL)"
