@@ -8,18 +8,21 @@ from __future__ import annotations
 import difflib
 import enum
 import html
+import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
+from bot import preferences
 from bot.digest import now_utc
 from bot.domain import Note, Verdict
+from bot.preferences import MAX_PAUSE_DAYS, MAX_WATCH_CHARS
 from bot.render import replies
 from bot.render.blocks import escaped
 from bot.render.replies import Message
-from bot.search import MAX_QUERY_CHARS, QueryError
+from bot.search import MAX_QUERY_CHARS, QueryError, text_query
 from bot.services import Services, latest_digest, lookup, preview_digest
 from bot.taxonomy import Taxonomy
 
@@ -36,6 +39,10 @@ class Kind(enum.StrEnum):
     SUBSCRIBE = "subscribe"
     UNSUBSCRIBE = "unsubscribe"
     LIST = "list"
+    WATCH = "watch"
+    UNWATCH = "unwatch"
+    PAUSE = "pause"
+    RESUME = "resume"
     INVALID = "invalid"  # cannot be run; `error` says why
 
 
@@ -57,6 +64,8 @@ class Command:
     near: str = ""  # a subcommand the text looks like a typo of
     level: Verdict | None = None  # subscribe: the least verdict wanted (None: every note)
     level_given: bool = False  # subscribe named a filter (`deep`, `skim`, `all`)
+    days: int = 0  # pause: for this many days ...
+    until: date | None = None  # ... or until this day
 
     @property
     def ok(self) -> bool:
@@ -171,6 +180,80 @@ def _unsubscribe(args: list[str], taxonomy: Taxonomy) -> Command:
     return Command(Kind.UNSUBSCRIBE, roles=slugs, unknown=unknown)
 
 
+def _watch(args: list[str], taxonomy: Taxonomy) -> Command:
+    """Add the new notes a lookup would find to your weekly DM (e.g. `watch fp8 marlin`)."""
+    text = " ".join(args)
+    if not text:
+        return Command(Kind.INVALID, error="Name what to watch, e.g. `/prdigest watch fp8 marlin`.")
+    if len(text) > MAX_WATCH_CHARS:
+        return Command(
+            Kind.INVALID,
+            error=f"That search is {len(text):,} characters; a watch is limited to "
+            f"{MAX_WATCH_CHARS}. Try a few keywords. Nothing was changed.",
+        )
+    if taxonomy.resolve(text) is None and not text_query(text).terms:
+        return Command(
+            Kind.INVALID,
+            error=f"“{escaped(text, 60)}” has no words to search for (letters, digits or "
+            "Chinese characters). Nothing was changed.",
+        )
+    return Command(Kind.WATCH, text=text)
+
+
+def _unwatch(args: list[str], taxonomy: Taxonomy) -> Command:
+    """Stop watching a search, or `all` of them."""
+    if not args:
+        return Command(
+            Kind.INVALID,
+            error="Name the search to stop watching, or `all`, e.g. "
+            "`/prdigest unwatch fp8 marlin`. `/prdigest list` shows your watches.",
+        )
+    if [a.casefold() for a in args] == [ALL_WORD]:
+        return Command(Kind.UNWATCH, all_roles=True)
+    return Command(Kind.UNWATCH, text=" ".join(args)[: MAX_WATCH_CHARS * 2])
+
+
+_DURATION = re.compile(r"^(\d{1,4})\s*(d|day|days|w|wk|week|weeks)$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_PAUSE_USAGE = (
+    "e.g. `/prdigest pause 2w`, `/prdigest pause 3d` or `/prdigest pause until 2026-12-24`"
+)
+
+
+def _pause(args: list[str], taxonomy: Taxonomy) -> Command:
+    """Pause your weekly DMs (`pause 2w`, `pause 3d`, `pause until 2026-12-24`)."""
+    text = " ".join(args).casefold()
+    if text.startswith("until "):
+        day = text.removeprefix("until ").strip()
+        try:
+            until = date.fromisoformat(day) if _DATE.match(day) else None
+        except ValueError:
+            until = None
+        if until is None:
+            return Command(
+                Kind.INVALID,
+                error=f"`{escaped(day, 40)}` is not a date such as 2026-12-24. "
+                "Nothing was changed.",
+            )
+        return Command(Kind.PAUSE, until=until)
+    found = _DURATION.match(text)
+    if not found:
+        shown = f"`{escaped(text, 40)}` is not a duration" if text else "Say for how long"
+        return Command(Kind.INVALID, error=f"{shown}: {_PAUSE_USAGE}. Nothing was changed.")
+    days = int(found.group(1)) * (7 if found.group(2).startswith("w") else 1)
+    if not 1 <= days <= MAX_PAUSE_DAYS:
+        return Command(
+            Kind.INVALID,
+            error=f"A pause lasts from 1 to {MAX_PAUSE_DAYS} days. Nothing was changed.",
+        )
+    return Command(Kind.PAUSE, days=days)
+
+
+def _resume(args: list[str], taxonomy: Taxonomy) -> Command:
+    """End a pause now; the next weekly DM brings what you missed."""
+    return Command(Kind.RESUME)
+
+
 def _lookup(args: list[str], taxonomy: Taxonomy) -> Command:
     """A role's notes, best reads first (e.g. `moe`, `mm`, `infra`)."""
     return Command(Kind.LOOKUP, text=" ".join(args))
@@ -187,6 +270,10 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("subscribe", "subscribe <role> [<role> ...] [deep|skim|all]", _subscribe),
     Subcommand("unsubscribe", "unsubscribe <role>|all", _unsubscribe),
     Subcommand("list", "list", _list),
+    Subcommand("watch", "watch <words>", _watch),
+    Subcommand("unwatch", "unwatch <words>|all", _unwatch),
+    Subcommand("pause", "pause <2w|3d|until YYYY-MM-DD>", _pause),
+    Subcommand("resume", "resume", _resume),
 )
 """Named subcommands, in the order help shows them."""
 
@@ -227,7 +314,7 @@ def parse_command(text: str, taxonomy: Taxonomy) -> Command:
     subcommand = _BY_NAME.get(head)
     if subcommand is not None:
         # A role or phrase that happens to start with a subcommand word still reads as one.
-        if subcommand.name in ("roles", "list") and len(words) > 1:
+        if subcommand.name in ("roles", "list", "resume") and len(words) > 1:
             return _lookup_command(cleaned, taxonomy)
         return subcommand.parse(words[1:], taxonomy)
     return _lookup_command(cleaned, taxonomy)
@@ -260,9 +347,16 @@ def help_text() -> str:
 # What the Slack listeners call: a parsed command and who asked, in; a reply payload, out.
 
 
-def run_command(services: Services, command: Command, team_id: str, user_id: str) -> Message:
+def run_command(
+    services: Services,
+    command: Command,
+    team_id: str,
+    user_id: str,
+    now: datetime | None = None,
+) -> Message:
     """Carry out a parsed command for one user and build the reply."""
     taxonomy = services.taxonomy
+    now = now or now_utc()
     if command.kind is Kind.HELP:
         return replies.help_reply(help_lines())
     if command.kind is Kind.ROLES:
@@ -271,7 +365,16 @@ def run_command(services: Services, command: Command, team_id: str, user_id: str
         return replies.error_reply(command.error)
     if command.kind is Kind.LIST:
         reader = services.store.readers.reader(team_id, user_id)
-        return replies.list_reply(reader, taxonomy, now_utc(), services.settings.zone)
+        return replies.list_reply(reader, taxonomy, now, services.settings.zone)
+    if command.kind is Kind.WATCH:
+        return preferences.watch(services, team_id, user_id, command.text)
+    if command.kind is Kind.UNWATCH:
+        query = None if command.all_roles else command.text
+        return preferences.unwatch(services, team_id, user_id, query)
+    if command.kind is Kind.PAUSE:
+        return preferences.pause(services, team_id, user_id, now, command.days, command.until)
+    if command.kind is Kind.RESUME:
+        return preferences.resume(services, team_id, user_id, now)
     if command.kind in (Kind.SUBSCRIBE, Kind.UNSUBSCRIBE):
         return change_subscriptions(
             services,

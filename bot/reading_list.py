@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.domain import Note, Pause, Reader
-from bot.search import text_query
+from bot.search import parse_query
 from bot.store import Store
 from bot.store.ledger import Ledger
 from bot.taxonomy import Taxonomy
@@ -96,7 +96,8 @@ def select_reading(
                 return min(ranks)
             return note.verdict.rank if note.id in hit_any else None
 
-        away = [n for n in dict.fromkeys(missed) if n.id not in taken and best_rank(n) is not None]
+        unique = {n.id: n for n in missed}.values()
+        away = [n for n in unique if n.id not in taken and best_rank(n) is not None]
         away.sort(key=_newest_best(lambda n: best_rank(n) or 0))
         if away:
             sections.append(
@@ -108,6 +109,15 @@ def select_reading(
                 )
             )
     return sections
+
+
+def watch_matches(store: Store, taxonomy: Taxonomy, query: str, among: list[Note]) -> set[int]:
+    """The notes of `among` a lookup of `query` finds: a role word (`fp8`, `量化`) means
+    that role's notes, anything else the notes with all its words."""
+    parsed = parse_query(query, taxonomy)
+    if parsed.role is not None:
+        return {n.id for n in among if parsed.role.slug in n.roles}
+    return store.matching(parsed, sorted(n.id for n in among))
 
 
 @dataclass
@@ -151,9 +161,9 @@ class ReadingPlan:
             ids = ledger.notes_posted_between(channel, pause.started_at, pause.until)
             if ids:
                 missed[reader.key] = store.get_notes(ids)
-        candidates = {n.id for n in notes} | {n.id for ns in missed.values() for n in ns}
-        queries = {q for r in readers for q in r.watches}
-        hits = {q: store.matching(text_query(q), sorted(candidates)) for q in sorted(queries)}
+        by_id = {n.id: n for n in notes} | {n.id: n for ns in missed.values() for n in ns}
+        queries = sorted({q for r in readers for q in r.watches})
+        hits = {q: watch_matches(store, taxonomy, q, list(by_id.values())) for q in queries}
         return cls(taxonomy, notes, readers, hits, missed)
 
     def sections(self, reader: Reader, sent: set[int]) -> list[ReadingSection]:

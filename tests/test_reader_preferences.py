@@ -7,13 +7,14 @@ read back from the fake Slack Web API's recorded calls. SQLite and PostgreSQL.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.delivery import Pacing, RunResult, publish_weekly_digest
 from bot.domain import Note, Verdict
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
+from bot.search import text_query
 from bot.slack_client import build_web_client
 from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack
@@ -142,3 +143,144 @@ def test_weekly_dm_respects_verdict_filters(bot: Harness) -> None:
         if str(b.get("block_id", "")).startswith("note-")
     ]
     assert shown and set(shown) <= expected
+
+
+def dm_sections(slack: FakeSlack, user: str) -> dict[str, list[int]]:
+    """A reader's DMs as heading text -> note ids under it, in order."""
+    sections: dict[str, list[int]] = {}
+    current = ""
+    for message in slack.messages_in(FakeSlack.dm_channel(user)):
+        for block in message.get("blocks", []):
+            block_id = str(block.get("block_id", ""))
+            if block_id.startswith("note-"):
+                sections.setdefault(current, []).append(int(block_id.removeprefix("note-")))
+            elif block["type"] == "section":
+                current = str(block["text"]["text"]).split(" — ")[0].strip("*")
+    return sections
+
+
+# ---------------------------------------------------------------- watches
+
+
+def test_watch_unwatch_and_bad_input(bot: Harness) -> None:
+    readers = bot.services.store.readers
+    text = reply_text(bot, "watch fp8 marlin")
+    assert "Watching “fp8 marlin”" in text and "stored notes match now" in text
+    assert "already watch" in reply_text(bot, "watch  FP8 Marlin")
+    hostile = reply_text(bot, "watch <!channel> cuda")
+    assert "&lt;!channel&gt;" in hostile
+    assert readers.watches_of(TEAM, USER) == ["fp8 marlin", "<!channel> cuda"]
+    assert "You watch “fp8 marlin”, “&lt;!channel&gt; cuda”." in reply_text(bot, "list")
+    bot.post(event_body({"type": "app_home_opened", "user": USER, "tab": "home"}))
+    bot.slack.wait_for("views.publish")
+    assert "“fp8 marlin”" in json.dumps(bot.slack.home_views[USER], ensure_ascii=False)
+
+    for bad, says in (
+        ("watch", "Name what to watch"),
+        ("watch " + "x" * 101, "limited to 100"),
+        ("watch 🚀 !!", "no words to search"),
+        ("unwatch", "Name the search"),
+        ("unwatch nothing like it", "You do not watch"),
+    ):
+        assert says in reply_text(bot, bad), bad
+    assert readers.watches_of(TEAM, USER) == ["fp8 marlin", "<!channel> cuda"]
+
+    assert "Stopped watching “fp8 marlin”" in reply_text(bot, "unwatch FP8 marlin")
+    assert "Stopped watching “&lt;!channel&gt; cuda”" in reply_text(bot, "unwatch all")
+    assert readers.watches_of(TEAM, USER) == []
+    assert "You watch no searches" in reply_text(bot, "unwatch all")
+
+
+def test_weekly_dm_adds_watched_notes_once(bot: Harness) -> None:
+    bot.command("subscribe kernels")
+    bot.command("watch nvfp4")
+    bot.command("watch marlin")
+    bot.command("watch fp8", user="U2")  # a watch alone; `fp8` is a role word (moe-quant)
+    publish(bot)
+    store = bot.services.store
+    notes = store.list_notes()
+    ids = [n.id for n in notes]
+    kernels = {n.id for n in notes if "kernels" in n.roles}
+    nvfp4 = store.matching(text_query("nvfp4"), ids)
+    marlin = store.matching(text_query("marlin"), ids)
+    assert nvfp4 & kernels and nvfp4 - kernels, "some nvfp4 notes are kernels notes, some not"
+    assert marlin and marlin <= kernels | nvfp4, "every marlin note is taken before"
+
+    sections = dm_sections(bot.slack, USER)
+    got = [i for members in sections.values() for i in members]
+    assert len(got) == len(set(got)), "each note once per reader"
+    role_heading = next(h for h in sections if "Kernels" in h)
+    assert set(sections[role_heading]) == kernels
+    assert set(sections["Watching: nvfp4"]) == nvfp4 - kernels
+    assert "Watching: marlin" not in sections
+    moe = {n.id for n in notes if "moe-quant" in n.roles}
+    assert set(dm_sections(bot.slack, "U2")["Watching: fp8"]) == moe
+
+    # The next digest: only the new note, once.
+    write_notes(bot, "more.txt", [("NVFP4 GEMM 调度改进 (#96001)", "值得精读，做 FP8 的工程师。")])
+    publish(bot, NOW.replace(day=24))
+    new = next(n for n in store.list_notes() if n.pr == 96001)
+    assert dm_note_ids(bot.slack, USER).count(new.id) == 1
+    assert dm_note_ids(bot.slack, USER)[-1] == new.id
+
+
+# ---------------------------------------------------------------- pause and resume
+
+
+def test_pause_bad_input_changes_nothing(bot: Harness) -> None:
+    for bad, says in (
+        ("pause", "Say for how long"),
+        ("pause soon", "is not a duration"),
+        ("pause 0d", "from 1 to 365 days"),
+        ("pause 60w", "from 1 to 365 days"),
+        ("pause until 2020-01-01", "is not in the future"),
+        ("pause until 2026-13-40", "is not a date"),
+        ("pause until <!here>", "&lt;!here&gt;"),
+    ):
+        assert says in reply_text(bot, bad), bad
+    assert bot.services.store.readers.pause_of(TEAM, USER) is None
+    assert "You are not paused" in reply_text(bot, "resume")
+
+
+def test_pause_stops_dms_and_resume_brings_what_was_missed(bot: Harness) -> None:
+    readers = bot.services.store.readers
+    for user in (USER, "U2", "U3"):
+        bot.command("subscribe moe", user=user)
+    text = reply_text(bot, "pause 2w")
+    assert "Paused until" in text and "`/prdigest resume`" in text
+    assert "Paused until" in reply_text(bot, "list")
+    bot.post(event_body({"type": "app_home_opened", "user": USER, "tab": "home"}))
+    bot.slack.wait_for("views.publish")
+    assert "Paused until" in json.dumps(bot.slack.home_views[USER], ensure_ascii=False)
+    # U3's pause runs out by itself after the first digest (its end is moved to the past).
+    started = datetime.now(UTC)
+    readers.pause(TEAM, "U3", started, started + timedelta(days=3))
+
+    first = publish(bot)
+    moe = {n.id for n in bot.services.store.list_notes() if "moe-quant" in n.roles}
+    assert dm_note_ids(bot.slack, USER) == [] and dm_note_ids(bot.slack, "U3") == []
+    assert set(dm_note_ids(bot.slack, "U2")) == moe, "readers who are not paused get theirs"
+    assert first.dms >= 1
+
+    assert "Welcome back" in reply_text(bot, "resume")
+    assert "You are not paused" in reply_text(bot, "resume")
+    readers.pause(TEAM, "U3", started, datetime.now(UTC))
+    write_notes(bot, "next.txt", [("MoE FP8 路由改进 (#97001)", "值得精读，做 MoE 量化的工程师。")])
+    publish(bot, NOW + timedelta(days=7))
+    new = next(n for n in bot.services.store.list_notes() if n.pr == 97001)
+    for user in (USER, "U3"):
+        sections = dm_sections(bot.slack, user)
+        away = next(h for h in sections if h.startswith("While you were away"))
+        assert set(sections[away]) == moe, user
+        assert new.id in {i for h, ids in sections.items() if h != away for i in ids}
+    assert dm_note_ids(bot.slack, "U2")[-1:] == [new.id], "U2 missed nothing"
+
+    # Only once: the digest after that has no "while you were away".
+    write_notes(
+        bot, "later.txt", [("MoE 量化第二次改进 (#97002)", "值得精读，做 MoE 量化的工程师。")]
+    )
+    publish(bot, NOW + timedelta(days=14))
+    later = next(n for n in bot.services.store.list_notes() if n.pr == 97002)
+    last = bot.slack.messages_in(FakeSlack.dm_channel(USER))[-1]
+    assert "While you were away" not in json.dumps(last, ensure_ascii=False)
+    assert dm_note_ids(bot.slack, USER)[-1] == later.id

@@ -201,10 +201,14 @@ def unknown_roles_reply(
     return error_reply(text)
 
 
+def confirm_reply(text: str) -> Message:
+    """A change done (or nothing to do), said plainly."""
+    return message(text, [section_block(f":white_check_mark: {text}")])
+
+
 def _done_reply(parts: Sequence[str], empty: str) -> Message:
     text = "; ".join(parts or [empty]) + "."
-    text = text[0].upper() + text[1:]
-    return message(text, [section_block(f":white_check_mark: {text}")])
+    return confirm_reply(text[0].upper() + text[1:])
 
 
 def subscribe_reply(

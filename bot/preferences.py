@@ -1,0 +1,103 @@
+"""Readers' own settings from `/prdigest`: saved searches (`watch`) and pauses.
+
+Each function does one change for one user and returns the reply; bad input never gets
+here (the parser in `bot.commands` refuses it), except what needs the clock or the store.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+from bot.reading_list import AWAY_MAX_NOTES
+from bot.render.blocks import escaped
+from bot.render.replies import Message, confirm_reply, error_reply, pause_text
+from bot.services import Services, lookup
+from bot.store.readers import MAX_WATCHES, WatchOutcome
+
+MAX_WATCH_CHARS = 100
+MAX_PAUSE_DAYS = 365
+
+
+def _shown(query: str) -> str:
+    return f"“{escaped(query, 100)}”"
+
+
+def watch(services: Services, team_id: str, user_id: str, query: str) -> Message:
+    outcome = services.store.readers.watch(team_id, user_id, query)
+    if outcome is WatchOutcome.EXISTS:
+        return confirm_reply(f"You already watch {_shown(query)}; nothing changed.")
+    if outcome is WatchOutcome.FULL:
+        return error_reply(
+            f"You watch {MAX_WATCHES} searches, the most allowed. `/prdigest unwatch …` one "
+            "first. Nothing was changed."
+        )
+    found = lookup(services, query, limit=1)
+    role = (
+        f" It names the role `{found.role.slug}`: you get its new notes whatever their verdict."
+        if found.role is not None
+        else ""
+    )
+    return confirm_reply(
+        f"Watching {_shown(query)}: each weekly DM adds the new notes that match it "
+        f"({found.page.total:,} stored notes match now; `/prdigest {escaped(query, 100)}` "
+        f"lists them).{role}"
+    )
+
+
+def unwatch(services: Services, team_id: str, user_id: str, query: str | None) -> Message:
+    gone = services.store.readers.unwatch(team_id, user_id, query)
+    if gone:
+        return confirm_reply("Stopped watching " + ", ".join(_shown(q) for q in gone) + ".")
+    if query is None:
+        return confirm_reply("You watch no searches; nothing changed.")
+    return error_reply(
+        f"You do not watch {_shown(query)}; nothing changed. `/prdigest list` shows your watches."
+    )
+
+
+def pause(
+    services: Services,
+    team_id: str,
+    user_id: str,
+    now: datetime,
+    days: int,
+    until_day: date | None,
+) -> Message:
+    """Pause from now for `days`, or until the start of `until_day` in PRDIGEST_TIMEZONE.
+
+    Pausing again while paused moves the end and keeps the start, so the notes of the
+    whole absence are offered afterwards.
+    """
+    zone = services.settings.zone
+    if until_day is not None:
+        until = datetime(until_day.year, until_day.month, until_day.day, tzinfo=zone)
+        if until <= now:
+            return error_reply(
+                f"{until_day.isoformat()} is not in the future; pause until a later day. "
+                "Nothing was changed."
+            )
+        if until - now > timedelta(days=MAX_PAUSE_DAYS):
+            return error_reply(f"A pause lasts at most {MAX_PAUSE_DAYS} days. Nothing was changed.")
+    else:
+        until = now + timedelta(days=days)
+    readers = services.store.readers
+    current = readers.pause_of(team_id, user_id)
+    started = current.started_at if current is not None and current.active(now) else now
+    readers.pause(team_id, user_id, started, until)
+    paused = readers.pause_of(team_id, user_id)
+    return confirm_reply(
+        f"{pause_text(paused, now, zone)}: no weekly DMs until then. The first DM after it "
+        f"adds what you missed (up to {AWAY_MAX_NOTES} notes); `/prdigest resume` "
+        "ends the pause early."
+    )
+
+
+def resume(services: Services, team_id: str, user_id: str, now: datetime) -> Message:
+    ended = services.store.readers.resume(team_id, user_id, now)
+    if ended is None:
+        return confirm_reply("You are not paused; nothing changed.")
+    since = ended.started_at.astimezone(services.settings.zone).date().isoformat()
+    return confirm_reply(
+        f"Welcome back: weekly DMs are on again. The next one adds the notes you "
+        f"missed since {since} (up to {AWAY_MAX_NOTES})."
+    )
