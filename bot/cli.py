@@ -561,6 +561,30 @@ def serve(
     say("stopped", label="prdigest: ")
 
 
+@app.command()
+def doctor() -> None:
+    """Check settings, database, Slack token, scopes and channel, note files and schedule.
+
+    One line per check: ok, or FAIL with what to do. Changes nothing. Exits 0 when every
+    check passes, 1 otherwise.
+    """
+    from rich.text import Text
+
+    from bot.doctor import FAIL, OK, run_checks
+
+    failed = False
+    styles = {OK: "green", FAIL: "bold red"}
+    for check in run_checks(now_utc()):
+        failed = failed or check.failed
+        line = Text.assemble(
+            (f"{check.status:<4}", styles.get(check.status, "dim")),
+            f"  {check.name:<14}{check.detail}",
+        )
+        out.print(line, soft_wrap=True, highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
 def _listen(wsgi: WsgiApp, host: str, port: int) -> RunningServer:
     from bot.server import serve_in_thread
 

@@ -567,7 +567,9 @@ class FakeSlack:
     * ``home_views`` — user id -> last view published with ``views.publish``
 
     Knobs: ``fail``, ``rate_limit``, ``server_error``, ``set_rate``, ``set_latency``,
-    ``channels_not_joined``, ``unknown_channels``, ``socket_url``, ``register``.
+    ``channels_not_joined`` (with ``reads_need_membership`` for reads too),
+    ``unknown_channels``, ``scopes`` (the ``X-OAuth-Scopes`` header), ``socket_url``,
+    ``register``.
     """
 
     team_id = "T0001"
@@ -590,6 +592,9 @@ class FakeSlack:
         self.scopes = scopes
         self.socket_url = "wss://wss-primary.slack.com/link/?ticket=fake"
         self.channels_not_joined: set[str] = set()
+        # True: reading a channel (conversations.history / replies) also needs membership,
+        # so channels_not_joined answer not_in_channel there too (as a public channel does).
+        self.reads_need_membership = False
         self.unknown_channels: set[str] = set()
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.ephemerals: list[dict[str, Any]] = []
@@ -1290,8 +1295,13 @@ class FakeSlack:
 
         return within
 
+    def _readable_channel(self, channel: str) -> str:
+        if self.reads_need_membership:
+            return self._joined_channel(channel)
+        return self._known_channel(channel)
+
     def _conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
-        channel = self._known_channel(self._channel(params))
+        channel = self._readable_channel(self._channel(params))
         with_metadata = _truthy(params.get("include_all_metadata"))
         within = self._ts_bounds(params)
         top_level = [
@@ -1304,7 +1314,7 @@ class FakeSlack:
         return self._page(top_level, params, 100)
 
     def _conversations_replies(self, params: dict[str, Any]) -> dict[str, Any]:
-        channel = self._known_channel(self._channel(params))
+        channel = self._readable_channel(self._channel(params))
         ts = params.get("ts")
         if not isinstance(ts, str) or not ts:
             raise _SlackError("invalid_arguments")
