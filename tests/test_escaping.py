@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID
+from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, header_block
 from bot.render.mrkdwn import ELLIPSIS, clip, escape, escaped, link
 from bot.render.replies import roles_reply
 from bot.services import Services, ingest_paths
@@ -118,6 +118,15 @@ def test_clip_never_cuts_inside_a_link_or_an_entity(labels: list[str], limit: in
     assert len(out) <= limit
     assert markup_problems(out) == []
     assert text.startswith(out.removesuffix(ELLIPSIS).rstrip())
+
+
+def test_plain_text_fields_are_cut_at_any_character() -> None:
+    """A header or button label is plain_text: nothing in it is markup, so a long `<…>`
+    in a query is cut like any text there, while in mrkdwn it would stay whole or go."""
+    text = "<" + "a" * 200 + ">"
+    header = header_block(text)["text"]["text"]
+    assert len(header) == 150 and header.startswith("<aaa") and header.endswith(ELLIPSIS)
+    assert clip(text, 150) == ELLIPSIS
 
 
 # ---------------------------------------------------------------- the weekly digest

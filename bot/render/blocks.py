@@ -76,7 +76,10 @@ def note_plain_text(note: Note, role: str | None) -> str:
 
 
 def header_block(text: str) -> Block:
-    return {"type": "header", "text": {"type": "plain_text", "text": clip(text, MAX_HEADER_TEXT)}}
+    return {
+        "type": "header",
+        "text": {"type": "plain_text", "text": clip(text, MAX_HEADER_TEXT, plain=True)},
+    }
 
 
 def context_block(*texts: str) -> Block:
@@ -97,7 +100,7 @@ def section_block(text: str, block_id: str | None = None) -> Block:
 def button(text: str, action_id: str, value: str, style: str | None = None) -> dict[str, Any]:
     element: dict[str, Any] = {
         "type": "button",
-        "text": {"type": "plain_text", "text": clip(text, MAX_BUTTON_TEXT)},
+        "text": {"type": "plain_text", "text": clip(text, MAX_BUTTON_TEXT, plain=True)},
         "action_id": action_id,
         "value": value,
     }

@@ -21,18 +21,20 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int, *, plain: bool = False) -> str:
     """`text` in at most `limit` characters, ending in "…" when it had to be cut.
 
     The cut falls between atoms (a whole link or mention, entity or emoji code, else a
     character), so clipping finished mrkdwn never leaves half a link or a broken `&amp;`.
+    `plain`: the text is a `plain_text` field (a header, a button label), where nothing is
+    markup, so any character boundary will do.
     """
     if len(text) <= limit:
         return text
     room = limit - len(ELLIPSIS)
     kept: list[str] = []
     used = 0
-    for atom in _ATOM.findall(text):
+    for atom in text if plain else _ATOM.findall(text):
         if used + len(atom) > room:
             break
         kept.append(atom)

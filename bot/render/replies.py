@@ -332,7 +332,11 @@ def lookup_reply(
     if not notes:
         return _no_match_reply(shown_query, role, total, suggestions, near)
     slug = role.slug if role else None
-    title = f"{role.label} ({role.slug})" if role else f"Notes matching “{clip(query, 100)}”"
+    title = (
+        f"{role.label} ({role.slug})"
+        if role
+        else f"Notes matching “{clip(query, 100, plain=True)}”"
+    )
     reserve_blocks = 3  # header, context, actions
     head = header_block(title)
     budget_chars = MAX_MESSAGE_TEXT_CHARS - block_text_size(head) - 400
