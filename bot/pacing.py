@@ -103,7 +103,7 @@ class RateController:
         clock: Clock | None = None,
         minimum: float = 0.5,
         decrease: float = 0.7,
-        increase: float = 0.1,
+        increase: float = 0.05,
         window: float = 1.0,
     ) -> None:
         if start < 0 or maximum < 0 or minimum <= 0:
