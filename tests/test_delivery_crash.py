@@ -147,3 +147,55 @@ def test_killed_between_messages_then_rerun_posts_each_part_once(
     assert third.returncode == 0 and "nothing new" in out
     assert all_parts(slack) == parts
     store.close()
+
+
+def test_killed_mid_fan_out_then_rerun_sends_each_dm_once(
+    db_url: str, tmp_path: Path, slack: FakeSlack
+) -> None:
+    """Several senders in flight when the process dies: Slack has DMs the ledger has not.
+
+    The sixth DM is held after Slack stored it; the other senders' requests wait behind it
+    and are stored once it is let go, after the process died: all of them unrecorded.
+    """
+    digests = tmp_path / "digests"
+    digests.mkdir(exist_ok=True)
+    for path in seed_files():
+        shutil.copy(path, digests / path.name)
+    store = Store.open(db_url)
+    users = [f"U{n:02}" for n in range(16)]
+    for user in users:
+        store.subscribe("T1", user, ["moe-quant", "kernels"])
+    env = post_env(db_url, digests, slack)
+    slack.set_latency("chat.postMessage", 0.05)
+    dms = {"n": 0}
+
+    def sixth_dm(_count: int, params: dict[str, Any]) -> bool:
+        if str(params.get("channel", "")).startswith("U"):
+            dms["n"] += 1
+        return dms["n"] == 6
+
+    accepted, release = hang_after_accepting(slack, sixth_dm)
+    first = run_post(env, tmp_path)
+    try:
+        assert accepted.wait(60), "the first run never reached the sixth DM"
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
+    finally:
+        release.set()
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    [run] = Ledger(store.engine).runs(CHANNEL)
+    unrecorded = {p.part for p in Ledger(store.engine).parts(run.id) if p.kind == "dm" and not p.ts}
+    assert set(all_parts(slack)) & unrecorded, "Slack has a DM the ledger has not recorded"
+
+    slack.register("chat.postMessage", FakeSlack._chat_post_message)
+    second = run_post(env, tmp_path)
+    _out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    parts = all_parts(slack)
+    assert all(n == 1 for n in parts.values()), f"duplicates: {parts}"
+    planned = Ledger(store.engine).parts(run.id)
+    assert {p.part for p in planned} == set(parts) and all(p.ts for p in planned)
+    assert {p.channel for p in planned if p.kind == "dm"} == set(users)
+    store.close()
