@@ -127,6 +127,7 @@ def parse_note_text(text: str, source_file: str) -> list[ParsedNote]:
         )
     repo = repo_match[1]
     notes: list[ParsedNote] = []
+    first_line: dict[str, int] = {}  # identity key -> line of its first title
     body = blocks[1:]
     if not body:
         raise NoteFileError(source_file, repo_line, "no notes after the repo line")
@@ -147,6 +148,17 @@ def parse_note_text(text: str, source_file: str) -> list[ParsedNote]:
         title, pr, pr_url = split_title(title_text, repo)
         if not title:
             raise NoteFileError(source_file, line, "title is empty once the PR link is removed")
+        key = note_key(repo, title)
+        if key in first_line:
+            # A note is its repo plus its title: a second block with the same title would
+            # silently replace the first, so the file is refused instead.
+            raise NoteFileError(
+                source_file,
+                line,
+                f"title {title[:60]!r} repeats the title on line {first_line[key]}; "
+                "a title may appear once per file",
+            )
+        first_line[key] = line
         notes.append(
             ParsedNote(
                 repo=repo,

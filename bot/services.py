@@ -125,6 +125,27 @@ def ingest_paths(
     return report
 
 
+class NewestFileWins:
+    """Which file a note read from two files comes from: the newest file (by modification
+    time; on a tie the later name), so re-ingesting both changes nothing."""
+
+    def __init__(self) -> None:
+        self._ranks: dict[str, tuple[int, str] | None] = {}
+
+    def _rank(self, name: str) -> tuple[int, str] | None:
+        if name not in self._ranks:
+            try:
+                self._ranks[name] = (Path(name).stat().st_mtime_ns, name)
+            except OSError:
+                self._ranks[name] = None
+        return self._ranks[name]
+
+    def __call__(self, new: str, old: str) -> bool:
+        old_rank = self._rank(old)
+        new_rank = self._rank(new)
+        return old_rank is None or new_rank is None or new_rank >= old_rank
+
+
 @dataclass
 class PreparedFile:
     """A parsed file, with its notes classified and indexed ahead of saving where known.
@@ -213,14 +234,15 @@ def _save_batch(
         return prepare_of[owner[id(note)]](note)
 
     owner = {id(note): id(p) for p in batch for note in p.notes}
+    rule = NewestFileWins()
     try:
-        results = store.save_files([p.notes for p in batch], prepare, now)
+        results = store.save_files([p.notes for p in batch], prepare, now, replaces=rule)
     except sa.exc.SQLAlchemyError:
         log.warning("a batch of %d files failed; saving them one by one", len(batch))
         results = []
         for prepared in batch:
             try:
-                results.append(store.save_file(prepared.notes, prepare, now))
+                results.append(store.save_file(prepared.notes, prepare, now, replaces=rule))
             except sa.exc.SQLAlchemyError as exc:
                 reason = f"not saved: {exc.__class__.__name__}"
                 report.errors.append(NoteFileError(str(prepared.path), 0, reason))

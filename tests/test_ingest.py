@@ -160,3 +160,12 @@ def test_parser_never_crashes_on_text(blocks: list[tuple[str, str]]) -> None:
         parse_note_text(text, "gen.txt")
     except NoteFileError as exc:
         assert exc.reason
+
+
+def test_a_title_repeated_in_one_file_is_an_error_naming_both_lines() -> None:
+    text = "vllm-project/vllm\n\nSame title (#1)\n\np1\n\nOther\n\np2\n\nsame  TITLE (#2)\n\np3\n"
+    with pytest.raises(NoteFileError) as caught:
+        parse_note_text(text, "dup.txt")
+    assert caught.value.line == 11
+    assert "line 3" in caught.value.reason and "once per file" in caught.value.reason
+    assert str(caught.value).startswith("dup.txt:11:")

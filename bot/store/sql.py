@@ -67,6 +67,10 @@ class FileResult:
     unchanged: int = 0
 
 
+# Does a note read from file `new` replace the same note stored from file `old`?
+SourceRule = Callable[[str, str], bool]
+
+
 @dataclass(frozen=True)
 class IndexedNote:
     """A note's classification and its search text, ready to store.
@@ -262,28 +266,34 @@ class Store:
         parsed: Sequence[ParsedNote],
         prepare: Callable[[ParsedNote], IndexedNote],
         now: datetime | None = None,
+        *,
+        replaces: SourceRule | None = None,
     ) -> FileResult:
         """Insert or update one file's notes in a single transaction (all or nothing).
 
         `prepare` (classification and search text) runs only for notes that are new or
         changed, so re-ingesting unchanged files is cheap.
         """
-        return self.save_files([parsed], prepare, now)[0]
+        return self.save_files([parsed], prepare, now, replaces=replaces)[0]
 
     def save_files(
         self,
         files: Sequence[Sequence[ParsedNote]],
         prepare: Callable[[ParsedNote], IndexedNote],
         now: datetime | None = None,
+        *,
+        replaces: SourceRule | None = None,
     ) -> list[FileResult]:
         """Save several files' notes in one transaction: all of them or none.
 
         Bulk ingestion batches files this way (one commit per batch is much cheaper than
         one per file) and falls back to `save_file` per file when a batch fails.
+        `replaces(new_file, old_file)` decides whether a note stored from another file
+        is overwritten (None: always); a note that loses counts as unchanged.
         """
         now = now or utcnow()
         with self.engine.begin() as conn:
-            return [self._save(conn, parsed, prepare, now) for parsed in files]
+            return [self._save(conn, parsed, prepare, now, replaces) for parsed in files]
 
     def _save(
         self,
@@ -291,6 +301,7 @@ class Store:
         parsed: Sequence[ParsedNote],
         prepare: Callable[[ParsedNote], IndexedNote],
         now: datetime,
+        replaces: SourceRule | None = None,
     ) -> FileResult:
         by_key: dict[str, tuple[ParsedNote, str]] = {}
         duplicates = 0
@@ -301,11 +312,11 @@ class Store:
                 log.info("%s: repeats the note titled %r; first kept", note.source, note.title)
                 continue
             by_key[key] = (note, content_hash(note))
-        existing: dict[str, tuple[int, str]] = {}
+        existing: dict[str, tuple[int, str, str]] = {}
         for chunk in _chunks(list(by_key)):
-            stmt = sa.select(notes.c.id, notes.c.key, notes.c.content_hash)
+            stmt = sa.select(notes.c.id, notes.c.key, notes.c.content_hash, notes.c.source_file)
             for found in conn.execute(stmt.where(notes.c.key.in_(chunk))):
-                existing[found.key] = (found.id, found.content_hash)
+                existing[found.key] = (found.id, found.content_hash, found.source_file)
         fresh: list[dict[str, Any]] = []
         changed: list[tuple[int, dict[str, Any]]] = []
         unchanged = duplicates
@@ -313,6 +324,12 @@ class Store:
             if key in existing and existing[key][1] == digest:
                 unchanged += 1
                 continue
+            if key in existing and replaces is not None:
+                old_source = existing[key][2]
+                if old_source != note.source_file and not replaces(note.source_file, old_source):
+                    log.info("%s: the same note in %s is newer; kept", note.source, old_source)
+                    unchanged += 1
+                    continue
             row = _note_row(note, prepare(note), digest)
             if key in existing:
                 changed.append((existing[key][0], {**row, "updated_at": now}))
