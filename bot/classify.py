@@ -8,15 +8,17 @@ prefix-trie regex, so a note is scanned once rather than once per keyword.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from bot.domain import Classification, Verdict
 from bot.taxonomy import Taxonomy
 
-__all__ = ["Classifier", "build_classifier", "classify"]
+__all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
 
 # --------------------------------------------------------------------------- tuning
 
@@ -764,3 +766,11 @@ def build_classifier(taxonomy: Taxonomy) -> Classifier:
 def classify(title: str, paragraph: str, taxonomy: Taxonomy) -> Classification:
     """Classify one note: its reader roles, primary role, verdict(s) and excerpt."""
     return build_classifier(taxonomy).classify(title, paragraph)
+
+
+def classifier_fingerprint(taxonomy: Taxonomy) -> str:
+    """A hash of the roles (names, aliases, keywords, audience) and of these rules: when it
+    changes, stored notes were classified differently and are re-classified."""
+    digest = hashlib.sha256(repr(taxonomy.roles).encode("utf-8"))
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:32]

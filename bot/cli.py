@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import logging
 import sys
@@ -23,7 +24,7 @@ from typer.core import TyperGroup
 from bot import __version__
 from bot.config import Settings, SettingsError, check_database_url, load_settings, masked_url
 from bot.digest import now_utc, week_bounds
-from bot.domain import count_text
+from bot.domain import Verdict, count_text
 from bot.ingest import NOTE_SUFFIXES, find_note_files
 from bot.logs import configure_logging, json_logging
 from bot.metrics import Metrics
@@ -330,6 +331,90 @@ def copy_db(
     out.print(f"copied: {summary}", highlight=False, soft_wrap=True)
 
 
+def _verdict_option(value: str | None) -> Verdict | None:
+    if value is None:
+        return None
+    try:
+        return Verdict(value.strip().lower())
+    except ValueError:
+        raise CliError(f"--verdict: expected deep, skim or skip, not {value!r}") from None
+
+
+@app.command()
+def fix(
+    note_id: Annotated[
+        str,
+        typer.Argument(metavar="NOTE_ID", help="The note's id (`prdigest notes --json`)."),
+    ],
+    roles: Annotated[
+        str,
+        typer.Option("--roles", metavar="ROLES", help="Comma-separated roles (slugs or aliases)."),
+    ],
+    primary: Annotated[
+        str | None,
+        typer.Option("--primary", metavar="ROLE", help="The primary role (default: the first)."),
+    ] = None,
+    verdict: Annotated[
+        str | None,
+        typer.Option(
+            "--verdict", metavar="VERDICT", help="deep, skim or skip (default: the classifier's)."
+        ),
+    ] = None,
+) -> None:
+    """Correct a note's roles, primary role and verdict: the fix wins over the classifier
+    and survives re-ingestion and re-classification. A note already posted is updated in
+    its digest thread by the next `prdigest post` or scheduled run.
+    """
+    from bot.corrections import FixError, fix_note
+
+    if not note_id.strip().isdigit():
+        raise CliError(f"NOTE_ID: expected a number such as 12, not {note_id!r}")
+    chosen = _verdict_option(verdict)
+    words = [w.strip() for w in roles.split(",") if w.strip()]
+    with open_services() as services:
+        try:
+            result = fix_note(
+                services, int(note_id), words, primary, chosen, f"cli:{getpass.getuser()}"[:64]
+            )
+        except FixError as exc:
+            raise CliError(str(exc)) from None
+    before, after = result.before, result.after
+    out.print(
+        f"fixed note #{after.id} {after.title!r}: "
+        f"{'/'.join(before.roles)} {before.verdict.value} → "
+        f"{'/'.join(after.roles)} {after.verdict.value} (primary {after.primary_role})",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+@app.command()
+def reclassify(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change; store nothing.")
+    ] = False,
+) -> None:
+    """Run the classifier over every stored note again and print what changes; fixes
+    stay. `serve` and `post` do this on start when the roles file or the rules changed.
+    """
+    from bot.corrections import reclassify as run_reclassify
+
+    with open_services() as services:
+        changes = run_reclassify(
+            services,
+            dry_run=dry_run,
+            on_change=lambda c: out.print(
+                c.describe() + (" (fixed)" if c.fixed else ""),
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            ),
+        )
+    verb = "would change" if dry_run else "changed"
+    out.print(f"{len(changes)} notes {verb}", highlight=False)
+
+
 @app.command()
 def roles() -> None:
     """Show the role taxonomy: slugs, names and lookup aliases."""
@@ -382,6 +467,8 @@ def preview(
             for error in report.errors:
                 say(str(error), logging.ERROR, "[red]error[/red] ")
             say(f"ingested {notes_dir}: {report.summary()}")
+        else:
+            _reclassify_on_start(services)
         digest = preview_digest(services, week, now_utc())
         out.print(digest_renderable(digest, services.taxonomy))
 
@@ -435,6 +522,8 @@ def post(
         raise CliError("SLACK_BOT_TOKEN is not set (use --dry-run to see the messages)")
     with open_services(settings) as services:
         client = None if dry_run else build_web_client(settings)
+        if not dry_run:
+            _reclassify_on_start(services)
         pacing = replace(
             Pacing.from_settings(settings),
             channel_per_second=settings.channel_rate if channel_rate is None else channel_rate,
@@ -470,6 +559,18 @@ def post(
             f"{waiting} notes in {settings.digests_dir} are not ingested yet and not shown: "
             "`prdigest post` ingests them first (or run `prdigest ingest`)",
             logging.WARNING,
+        )
+
+
+def _reclassify_on_start(services: Services) -> None:
+    from bot.corrections import reclassify_if_changed
+
+    changes = reclassify_if_changed(services)
+    if changes is not None:
+        say(
+            "the roles or the rules changed: re-classified the stored notes "
+            f"({len(changes)} changed)",
+            label="prdigest: ",
         )
 
 
@@ -518,6 +619,7 @@ def serve(
     secret = settings.slack_signing_secret
     metrics = PrometheusMetrics()
     with ShutdownSignal() as shutdown, open_services(settings, metrics) as services:
+        _reclassify_on_start(services)
         measure_store(metrics, services.store, settings.channel)
         client = build_web_client(settings, metrics=metrics)
         health = HealthCheck(services.store, client)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 
@@ -76,6 +77,39 @@ class Classification:
     def verdict_for(self, role: str) -> Verdict:
         """The verdict for a reader of `role` (audience-specific when the note says so)."""
         return self.role_verdicts.get(role, self.verdict)
+
+
+@dataclass(frozen=True)
+class NoteFix:
+    """An editor's correction of a note's classification; it wins over the classifier.
+
+    `verdict` None keeps the classifier's verdict (and its audience-specific verdicts).
+    `revision` counts the fixes of this note, so a posted message knows it is stale.
+    """
+
+    note_id: int
+    roles: tuple[str, ...]
+    primary_role: str
+    verdict: Verdict | None
+    fixed_by: str
+    fixed_at: datetime
+    revision: int = 1
+
+    def apply(
+        self, classified: Classification, known: Sequence[str] | None = None
+    ) -> Classification:
+        """The classification with this fix over it; roles no longer in `known` (the
+        taxonomy's slugs) are dropped, and a fix left with no known role changes nothing."""
+        roles = tuple(r for r in self.roles if known is None or r in known)
+        if not roles:
+            return classified
+        primary = self.primary_role if self.primary_role in roles else roles[0]
+        ordered = (primary, *(r for r in roles if r != primary))
+        if self.verdict is None:
+            return replace(classified, roles=ordered, primary_role=primary)
+        return replace(
+            classified, roles=ordered, primary_role=primary, verdict=self.verdict, role_verdicts={}
+        )
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from bot.classify import Classifier, build_classifier
+from bot.classify import Classifier, build_classifier, classifier_fingerprint
 from bot.config import Settings
 from bot.digest import build_digest, week_bounds, week_label
 from bot.domain import Digest, Note, ParsedNote, Role
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 INGEST_BATCH_NOTES = 5000  # notes per transaction when ingesting many files
 PARALLEL_MIN_FILES = 16  # from this many files on, parse and classify in worker processes
 PREPARE_WORKERS = 2
+FINGERPRINT_KEY = "classifier_fingerprint"  # store_meta: what the stored notes were classified by
 
 
 @dataclass
@@ -99,6 +100,8 @@ def ingest_paths(
     process writes to the database.
     """
     report = IngestReport()
+    store = services.store
+    fresh_store = store.get_meta(FINGERPRINT_KEY) is None and store.count_notes() == 0
     missing = [p for p in paths if not p.exists()]
     report.errors.extend(NoteFileError(str(p), 0, "not found") for p in missing)
     files, report.skipped = scan_note_paths([p for p in paths if p.exists()])
@@ -122,6 +125,9 @@ def ingest_paths(
         _save_batch(services, batch, report, on_file, now)
     for outcome in INGEST_OUTCOMES:
         services.metrics.notes_ingested(outcome, getattr(report, outcome))
+    if fresh_store and report.new:
+        # Every stored note was classified by the current roles and rules.
+        store.set_meta(FINGERPRINT_KEY, classifier_fingerprint(services.taxonomy))
     return report
 
 
@@ -235,14 +241,19 @@ def _save_batch(
 
     owner = {id(note): id(p) for p in batch for note in p.notes}
     rule = NewestFileWins()
+    known = services.taxonomy.slugs
     try:
-        results = store.save_files([p.notes for p in batch], prepare, now, replaces=rule)
+        results = store.save_files(
+            [p.notes for p in batch], prepare, now, replaces=rule, known_roles=known
+        )
     except sa.exc.SQLAlchemyError:
         log.warning("a batch of %d files failed; saving them one by one", len(batch))
         results = []
         for prepared in batch:
             try:
-                results.append(store.save_file(prepared.notes, prepare, now, replaces=rule))
+                results.append(
+                    store.save_file(prepared.notes, prepare, now, replaces=rule, known_roles=known)
+                )
             except sa.exc.SQLAlchemyError as exc:
                 reason = f"not saved: {exc.__class__.__name__}"
                 report.errors.append(NoteFileError(str(prepared.path), 0, reason))

@@ -77,6 +77,27 @@ pauses = sa.Table(
     sa.Column("until", sa.DateTime(timezone=True), nullable=False),
 )
 
+# -- corrections (migration 0005) ----------------------------------------------------
+
+note_fixes = sa.Table(
+    "note_fixes",
+    metadata,
+    sa.Column("note_id", BigId, sa.ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("roles", sa.JSON, nullable=False),
+    sa.Column("primary_role", sa.String(64), nullable=False),
+    sa.Column("verdict", sa.String(8), nullable=True),  # NULL: the classifier's verdict stays
+    sa.Column("revision", sa.Integer, nullable=False),
+    sa.Column("fixed_by", sa.String(64), nullable=False),
+    sa.Column("fixed_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+store_meta = sa.Table(
+    "store_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
 # -- weekly digest delivery ledger (migration 0002) ------------------------------------
 
 digest_runs = sa.Table(
@@ -113,6 +134,12 @@ digest_run_notes = sa.Table(
     sa.Column("note_id", BigId, sa.ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("channel", sa.String(32), nullable=False),
     sa.Column("role", sa.String(64), nullable=False),
+    # Which message holds the note, and what the note looked like when it was posted
+    # (migration 0005): a later revision or fix updates that message in place.
+    sa.Column("part", sa.String(120), nullable=True),
+    sa.Column("shown_hash", sa.String(32), nullable=True),
+    sa.Column("shown_fix", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("revised", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.UniqueConstraint("channel", "note_id", name="uq_digest_run_notes_channel_note"),
 )
 

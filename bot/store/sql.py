@@ -14,10 +14,17 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from bot.config import hide_password, masked_url
-from bot.domain import Classification, Note, ParsedNote, Verdict, count_text
+from bot.domain import Classification, Note, NoteFix, ParsedNote, Verdict, count_text
 from bot.ingest import content_hash, note_key
 from bot.search import Query, QueryTerm, index_text, verdict_token
-from bot.store.schema import metadata, note_roles, notes, subscriptions
+from bot.store.schema import (
+    metadata,
+    note_fixes,
+    note_roles,
+    notes,
+    store_meta,
+    subscriptions,
+)
 
 if TYPE_CHECKING:
     from bot.store.readers import Readers
@@ -25,7 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-SCHEMA_HEAD = "0004"  # the newest revision in migrations/versions (a test checks it)
+SCHEMA_HEAD = "0005"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
 TITLE_TIER_MAX = 200
@@ -205,6 +212,18 @@ def _row_to_note(row: Any) -> Note:
     )
 
 
+def _row_to_fix(row: Any) -> NoteFix:
+    return NoteFix(
+        note_id=row.note_id,
+        roles=tuple(row.roles),
+        primary_role=row.primary_role,
+        verdict=Verdict(row.verdict) if row.verdict else None,
+        fixed_by=row.fixed_by,
+        fixed_at=aware(row.fixed_at),
+        revision=row.revision,
+    )
+
+
 _NOTE_COLUMNS = [c for c in notes.c if c.name not in ("search_title", "search_body")]
 
 
@@ -268,13 +287,16 @@ class Store:
         now: datetime | None = None,
         *,
         replaces: SourceRule | None = None,
+        known_roles: Sequence[str] | None = None,
     ) -> FileResult:
         """Insert or update one file's notes in a single transaction (all or nothing).
 
         `prepare` (classification and search text) runs only for notes that are new or
         changed, so re-ingesting unchanged files is cheap.
         """
-        return self.save_files([parsed], prepare, now, replaces=replaces)[0]
+        return self.save_files([parsed], prepare, now, replaces=replaces, known_roles=known_roles)[
+            0
+        ]
 
     def save_files(
         self,
@@ -283,17 +305,21 @@ class Store:
         now: datetime | None = None,
         *,
         replaces: SourceRule | None = None,
+        known_roles: Sequence[str] | None = None,
     ) -> list[FileResult]:
         """Save several files' notes in one transaction: all of them or none.
 
         Bulk ingestion batches files this way (one commit per batch is much cheaper than
         one per file) and falls back to `save_file` per file when a batch fails.
         `replaces(new_file, old_file)` decides whether a note stored from another file
-        is overwritten (None: always); a note that loses counts as unchanged.
+        is overwritten (None: always); a note that loses counts as unchanged. A changed
+        note keeps its fix (`known_roles`: the taxonomy's slugs, to drop retired roles).
         """
         now = now or utcnow()
         with self.engine.begin() as conn:
-            return [self._save(conn, parsed, prepare, now, replaces) for parsed in files]
+            return [
+                self._save(conn, parsed, prepare, now, replaces, known_roles) for parsed in files
+            ]
 
     def _save(
         self,
@@ -302,6 +328,7 @@ class Store:
         prepare: Callable[[ParsedNote], IndexedNote],
         now: datetime,
         replaces: SourceRule | None = None,
+        known_roles: Sequence[str] | None = None,
     ) -> FileResult:
         by_key: dict[str, tuple[ParsedNote, str]] = {}
         duplicates = 0
@@ -319,6 +346,7 @@ class Store:
                 existing[found.key] = (found.id, found.content_hash, found.source_file)
         fresh: list[dict[str, Any]] = []
         changed: list[tuple[int, dict[str, Any]]] = []
+        revised: list[tuple[int, ParsedNote, IndexedNote, str]] = []
         unchanged = duplicates
         for key, (note, digest) in by_key.items():
             if key in existing and existing[key][1] == digest:
@@ -330,11 +358,18 @@ class Store:
                     log.info("%s: the same note in %s is newer; kept", note.source, old_source)
                     unchanged += 1
                     continue
-            row = _note_row(note, prepare(note), digest)
+            indexed = prepare(note)
             if key in existing:
-                changed.append((existing[key][0], {**row, "updated_at": now}))
+                revised.append((existing[key][0], note, indexed, digest))
             else:
+                row = _note_row(note, indexed, digest)
                 fresh.append({**row, "key": key, "ingested_at": now, "updated_at": now})
+        fixes = self._fixes(conn, [r[0] for r in revised]) if revised else {}
+        for note_id, note, indexed, digest in revised:
+            fix = fixes.get(note_id)
+            if fix is not None:
+                indexed = index_note(note, fix.apply(indexed.classification, known_roles))
+            changed.append((note_id, {**_note_row(note, indexed, digest), "updated_at": now}))
         role_rows: list[dict[str, Any]] = []
         if fresh:
             # Ids are read back by range: this transaction holds the write lock, so every
@@ -547,6 +582,112 @@ class Store:
         ids = list(conn.execute(page_sql, {"q": match, "limit": limit, "offset": offset}).scalars())
         total = int(conn.execute(count_sql, {"q": match, "cap": cap}).scalar_one())
         return ids, total
+
+    # -- corrections and re-classification -------------------------------------------
+
+    @staticmethod
+    def _fixes(conn: Connection, ids: Sequence[int]) -> dict[int, NoteFix]:
+        found: dict[int, NoteFix] = {}
+        for chunk in _chunks(list(ids)):
+            for row in conn.execute(sa.select(note_fixes).where(note_fixes.c.note_id.in_(chunk))):
+                found[row.note_id] = _row_to_fix(row)
+        return found
+
+    def fixes_for(self, ids: Iterable[int]) -> dict[int, NoteFix]:
+        """note id -> its fix, for the notes given that have one."""
+        with self.engine.connect() as conn:
+            return self._fixes(conn, list(ids))
+
+    def get_fix(self, note_id: int) -> NoteFix | None:
+        return self.fixes_for([note_id]).get(note_id)
+
+    def save_fix(
+        self,
+        note_id: int,
+        classification: Classification,
+        fix: NoteFix,
+        now: datetime | None = None,
+    ) -> NoteFix:
+        """Store `fix` (its revision counted up) and the note's classification with the
+        fix applied, in one transaction. KeyError when the note does not exist."""
+        now = now or utcnow()
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                sa.select(notes.c.id, notes.c.search_body).where(notes.c.id == note_id)
+            ).first()
+            if row is None:
+                raise KeyError(note_id)
+            before = conn.execute(
+                sa.select(note_fixes.c.revision).where(note_fixes.c.note_id == note_id)
+            ).scalar()
+            stored = replace(fix, note_id=note_id, fixed_at=now, revision=(before or 0) + 1)
+            values = {
+                "roles": list(stored.roles),
+                "primary_role": stored.primary_role,
+                "verdict": stored.verdict.value if stored.verdict else None,
+                "revision": stored.revision,
+                "fixed_by": stored.fixed_by,
+                "fixed_at": now,
+            }
+            if before is None:
+                conn.execute(note_fixes.insert().values(note_id=note_id, **values))
+            else:
+                conn.execute(
+                    note_fixes.update().where(note_fixes.c.note_id == note_id).values(values)
+                )
+            self._classify_rows(conn, [(note_id, row.search_body, classification)])
+        return stored
+
+    def reclassify_batch(self, items: Sequence[tuple[int, Classification]]) -> None:
+        """Store new classifications of existing notes (search text follows the verdict)."""
+        if not items:
+            return
+        with self.engine.begin() as conn:
+            bodies: dict[int, str] = {}
+            for chunk in _chunks([i for i, _ in items]):
+                stmt = sa.select(notes.c.id, notes.c.search_body).where(notes.c.id.in_(chunk))
+                bodies.update((row.id, row.search_body) for row in conn.execute(stmt))
+            self._classify_rows(conn, [(i, bodies[i], c) for i, c in items if i in bodies])
+
+    @staticmethod
+    def _classify_rows(conn: Connection, items: Sequence[tuple[int, str, Classification]]) -> None:
+        role_rows: list[dict[str, Any]] = []
+        for note_id, body, c in items:
+            head, _, _old = body.rpartition(" ")
+            row = {
+                "roles": list(c.roles),
+                "primary_role": c.primary_role,
+                "verdict": c.verdict.value,
+                "verdict_rank": c.verdict.rank,
+                "role_verdicts": {k: v.value for k, v in c.role_verdicts.items()},
+                "excerpt": c.excerpt,
+                "search_body": f"{head} {verdict_token(c.verdict.rank)}",
+            }
+            conn.execute(notes.update().where(notes.c.id == note_id).values(row))
+            conn.execute(note_roles.delete().where(note_roles.c.note_id == note_id))
+            role_rows.extend(_role_rows(note_id, row))
+        if role_rows:
+            conn.execute(note_roles.insert(), role_rows)
+
+    def notes_after(self, after_id: int, limit: int) -> list[Note]:
+        """Up to `limit` notes with an id above `after_id`, by id (to walk every note)."""
+        stmt = sa.select(*_NOTE_COLUMNS).where(notes.c.id > after_id).order_by(notes.c.id)
+        with self.engine.connect() as conn:
+            return [_row_to_note(row) for row in conn.execute(stmt.limit(limit))]
+
+    def get_meta(self, key: str) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(
+                sa.select(store_meta.c.value).where(store_meta.c.key == key)
+            ).scalar()
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                store_meta.update().where(store_meta.c.key == key).values(value=value)
+            )
+            if done.rowcount == 0:
+                conn.execute(store_meta.insert().values(key=key, value=value))
 
     # -- moving between databases ----------------------------------------------------
 
