@@ -6,7 +6,7 @@ import getpass
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -19,7 +19,8 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
+from typer.models import CommandFunctionType
 
 from bot import __version__
 from bot.config import Settings, SettingsError, check_database_url, load_settings, masked_url
@@ -71,6 +72,34 @@ class _Group(TyperGroup):
             raise typer.Exit(exc.exit_code) from None
 
 
+class _Command(TyperCommand):
+    """Help that names each argument by its metavar (`PATH`), without a type label."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        arguments: list[tuple[str, str]] = []
+        options: list[tuple[str, str]] = []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                arguments.append((param.metavar or param.name or "", param.help or ""))
+            else:
+                record = param.get_help_record(ctx)
+                if record is not None:
+                    options.append(record)
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+class _Typer(typer.Typer):
+    """Every command of the app gets the plain help of `_Command`."""
+
+    def command(
+        self, name: str | None = None, *, cls: type[TyperCommand] | None = None, **kwargs: Any
+    ) -> Callable[[CommandFunctionType], CommandFunctionType]:
+        return super().command(name, cls=cls or _Command, **kwargs)
+
+
 def say(message: str, level: int = logging.INFO, label: str = "") -> None:
     """A line for the operator on stderr: printed after `label` (rich markup), or logged
     at `level` when log lines are JSON, so that stderr stays one object per line."""
@@ -80,7 +109,7 @@ def say(message: str, level: int = logging.INFO, label: str = "") -> None:
         err.print(f"{label}{message}", highlight=False)
 
 
-app = typer.Typer(
+app = _Typer(
     cls=_Group,
     help="prdigest: weekly, role-specific reading lists of vLLM pull-request notes.",
     no_args_is_help=True,
