@@ -138,8 +138,9 @@ def test_digest_parent_threads_and_dms_show_hostile_notes_as_written(
     posting.taxonomy = load_taxonomy(hostile_roles_file(tmp_path))
     write_hostile_notes(posting.settings.digests_dir)
     posting.store.subscribe("T1", "U1", ["moe-quant", "evil"])
+    posting.store.readers.watch("T2", "U2", "<!channel> AT&T")  # a saved search's DM
     result = publish(posting)
-    assert result.status == "posted" and result.dms == 1
+    assert result.status == "posted" and result.dms == 2
     sent = slack.accepted("chat.postMessage")
     assert len(sent) >= 3
     for call in sent:
@@ -149,6 +150,7 @@ def test_digest_parent_threads_and_dms_show_hostile_notes_as_written(
     assert "&lt;!channel&gt; &lt;@U123&gt;" in everything
     assert "AT&amp;T" in everything and "&amp;lt;x&amp;gt;" in everything
     assert "量化 &lt;!here&gt; &amp; co" in everything
+    assert "Watching: &lt;!channel&gt; AT&amp;T" in everything
     # The parent's top deep reads: five whole links, even with long, markup-heavy titles.
     parent = slack.messages_in(CHANNEL)[0]
     reads = next(
@@ -187,7 +189,13 @@ COMMANDS = (
     "subscribe evil moe",
     escape("subscribe evil <!channel> deep"),
     "subscribe evil skim",
+    escape("watch <!channel> AT&T"),  # a saved search echoed in the reply and in list
     "list",
+    escape("unwatch <@U123>"),
+    escape("pause <!here>"),
+    "pause 2w",
+    "list",
+    "resume",
     escape("unsubscribe <https://evil.example|click>"),
     escape("<" * 600),  # too long
 )
