@@ -16,14 +16,15 @@ from datetime import date, datetime
 from typing import Any
 
 from bot import preferences
-from bot.digest import now_utc
+from bot.digest import now_utc, week_bounds, week_label
 from bot.domain import Note, Verdict
 from bot.preferences import MAX_PAUSE_DAYS, MAX_WATCH_CHARS
 from bot.render import replies
 from bot.render.blocks import escaped
+from bot.render.digest_blocks import digest_title
 from bot.render.replies import Message
 from bot.search import MAX_QUERY_CHARS, QueryError, text_query
-from bot.services import Services, latest_digest, lookup, preview_digest
+from bot.services import Services, latest_digest, lookup, preview_digest, week_digest
 from bot.taxonomy import Taxonomy
 
 COMMAND_NAME = "/prdigest"
@@ -43,6 +44,7 @@ class Kind(enum.StrEnum):
     UNWATCH = "unwatch"
     PAUSE = "pause"
     RESUME = "resume"
+    WEEK = "week"
     INVALID = "invalid"  # cannot be run; `error` says why
 
 
@@ -101,7 +103,7 @@ def _roles(args: list[str], taxonomy: Taxonomy) -> Command:
 
 
 def _list(args: list[str], taxonomy: Taxonomy) -> Command:
-    """Show the roles you are subscribed to."""
+    """Show your subscriptions (with filters), your watches and a pause."""
     return Command(Kind.LIST)
 
 
@@ -140,8 +142,9 @@ def _level_error(word: str) -> str:
 
 
 def _subscribe(args: list[str], taxonomy: Taxonomy) -> Command:
-    """Get a weekly reading list for roles; add `deep` or `skim` to get only those reads
-    (e.g. `subscribe moe kv`, `subscribe moe deep`)."""
+    """Weekly reading list for roles; `deep` or `skim` keeps only those (`subscribe moe deep`).
+
+    `all` clears a filter; without a filter word an existing filter is kept."""
     levels = [w for w in args if w.casefold() in LEVEL_WORDS and taxonomy.resolve(w) is None]
     words = [w for w in args if w not in levels]
     if len(levels) > 1:
@@ -254,6 +257,42 @@ def _resume(args: list[str], taxonomy: Taxonomy) -> Command:
     return Command(Kind.RESUME)
 
 
+_WEEK_LABEL = re.compile(r"^(\d{4})-?w(\d{1,2})$")
+
+
+def _week(args: list[str], taxonomy: Taxonomy) -> Command:
+    """This week's digest (`week moe` for one role, `week 2026-W47` for an earlier week)."""
+    label = ""
+    roles: list[str] = []
+    for word in args:
+        folded = word.casefold()
+        found = _WEEK_LABEL.match(folded)
+        if found or (folded[:4].isdigit() and taxonomy.resolve(word) is None):
+            week = f"{found.group(1)}-W{int(found.group(2)):02d}" if found else ""
+            try:
+                date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
+            except ValueError:
+                week = ""
+            if not week or label:
+                return Command(
+                    Kind.INVALID,
+                    error=f"`{escaped(word, 40)}` is not an ISO week such as "
+                    "`2026-W47`; `/prdigest week` shows this week.",
+                )
+            label = week
+            continue
+        role = taxonomy.resolve(word)
+        if role is None or roles:
+            hint = f"`{escaped(word, 40)}` is not a role" if role is None else "Name one role"
+            return Command(
+                Kind.INVALID,
+                error=f"{hint}: `/prdigest week moe` shows one role, `/prdigest week "
+                "2026-W47` an earlier week. `/prdigest roles` lists the roles.",
+            )
+        roles.append(role.slug)
+    return Command(Kind.WEEK, text=label, roles=tuple(roles))
+
+
 def _lookup(args: list[str], taxonomy: Taxonomy) -> Command:
     """A role's notes, best reads first (e.g. `moe`, `mm`, `infra`)."""
     return Command(Kind.LOOKUP, text=" ".join(args))
@@ -274,6 +313,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("unwatch", "unwatch <words>|all", _unwatch),
     Subcommand("pause", "pause <2w|3d|until YYYY-MM-DD>", _pause),
     Subcommand("resume", "resume", _resume),
+    Subcommand("week", "week [<role>] [YYYY-Www]", _week),
 )
 """Named subcommands, in the order help shows them."""
 
@@ -375,6 +415,9 @@ def run_command(
         return preferences.pause(services, team_id, user_id, now, command.days, command.until)
     if command.kind is Kind.RESUME:
         return preferences.resume(services, team_id, user_id, now)
+    if command.kind is Kind.WEEK:
+        week = command.text or week_label(now, services.settings.zone)
+        return week_page(services, " ".join([week, *command.roles]), 0, now)
     if command.kind in (Kind.SUBSCRIBE, Kind.UNSUBSCRIBE):
         return change_subscriptions(
             services,
@@ -387,6 +430,53 @@ def run_command(
             level=command.level if command.level_given else KEEP_LEVEL,
         )
     return lookup_page(services, command.text, 0, near=command.near)
+
+
+def week_page(services: Services, query: str, offset: int, now: datetime | None = None) -> Message:
+    """One page of `/prdigest week`: `query` is the week label and a role slug, if any
+    (what the More button carries)."""
+    now = now or now_utc()
+    label, *rest = query.split() or [""]
+    role = services.taxonomy.resolve(rest[0]) if rest else None
+    try:
+        start, _end = week_bounds(label, services.settings.zone)
+    except ValueError:
+        return replies.error_reply("That week is not an ISO week such as `2026-W47`.")
+    if start > now:
+        return replies.error_reply(
+            f"{label} has not started yet; `/prdigest week` shows this week."
+        )
+    found = week_digest(services, label, now)
+    digest = found.digest
+    if role is None:
+        items = [(n, s.role.slug) for s in digest.sections for n in s.notes]
+    else:
+        members = [n for n in digest.notes if role.slug in n.roles]
+        members.sort(key=lambda n: (n.verdict_for(role.slug).rank, -n.ingested_at.timestamp()))
+        items = [(n, role.slug) for n in members]
+    scope = f" · {role.label}" if role else ""
+    title = digest_title(label, False) + scope
+    intro = {
+        "posted": "The digest as posted, with its additions.",
+        "upcoming": "Not posted yet: the notes the next digest will hold.",
+        "ingested": "No digest was posted that week: the notes ingested then.",
+    }[found.source]
+    if not items[offset:]:
+        none = "No more notes" if offset else "No notes"
+        who = f" for {role.slug}" if role else ""
+        return replies.message(f"{escaped(title, 200)}: {none}{who}. {intro}")
+    groups = None if role else {s.role.slug: s.role.label for s in digest.sections}
+    more = replies.MorePage(query, 0, replies.MorePage.WEEK)
+    return replies.note_page(
+        title,
+        items[offset : offset + services.settings.page_size],
+        len(items),
+        offset,
+        more,
+        services.taxonomy,
+        groups=groups,
+        intro=intro,
+    )
 
 
 def lookup_page(services: Services, text: str, offset: int, near: str = "") -> Message:

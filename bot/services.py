@@ -342,3 +342,32 @@ def preview_digest(services: Services, week: str | None, now: datetime) -> Diges
     unposted = services.store.get_notes(ledger.unposted_note_ids(channel))
     addition = ledger.week_posted(channel, label)
     return build_digest(unposted, services.taxonomy, label, addition)
+
+
+@dataclass(frozen=True)
+class WeekDigest:
+    """A week's digest for `/prdigest week`, and where its notes come from."""
+
+    digest: Digest
+    source: str  # "posted", "upcoming" (this week, not posted yet) or "ingested"
+
+
+def week_digest(services: Services, week: str | None, now: datetime) -> WeekDigest:
+    """The digest posted for `week` (default: this week) with its additions; for a week
+    without one, this week's upcoming digest or the notes ingested in that earlier week.
+
+    Raises ValueError for a label that is not an ISO week.
+    """
+    zone = services.settings.zone
+    current = week_label(now, zone)
+    label = week or current
+    week_bounds(label, zone)  # validates the label
+    channel = services.settings.channel
+    posted = Ledger(services.store.engine).week_note_ids(channel, label)
+    if posted:
+        notes = services.store.get_notes(posted)
+        return WeekDigest(build_digest(notes, services.taxonomy, label), "posted")
+    if label == current:
+        upcoming = preview_digest(services, None, now)
+        return WeekDigest(build_digest(upcoming.notes, services.taxonomy, label), "upcoming")
+    return WeekDigest(preview_digest(services, label, now), "ingested")

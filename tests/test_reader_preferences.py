@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.delivery import Pacing, RunResult, publish_weekly_digest
 from bot.domain import Note, Verdict
-from bot.render.blocks import SUBSCRIBE_ACTION_ID
+from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
 from bot.search import text_query
 from bot.slack_client import build_web_client
@@ -284,3 +284,70 @@ def test_pause_stops_dms_and_resume_brings_what_was_missed(bot: Harness) -> None
     last = bot.slack.messages_in(FakeSlack.dm_channel(USER))[-1]
     assert "While you were away" not in json.dumps(last, ensure_ascii=False)
     assert dm_note_ids(bot.slack, USER)[-1] == later.id
+
+
+# ---------------------------------------------------------------- week
+
+
+def page_note_ids(reply: dict[str, Any]) -> list[int]:
+    return [
+        int(str(b["block_id"]).removeprefix("note-"))
+        for b in reply["blocks"]
+        if str(b.get("block_id", "")).startswith("note-")
+    ]
+
+
+def more_value(reply: dict[str, Any]) -> str | None:
+    for block in reply["blocks"]:
+        if block["type"] == "actions":
+            return str(block["elements"][0]["value"])
+    return None
+
+
+def test_week_pages_posted_upcoming_and_earlier_digests(bot: Harness) -> None:
+    store = bot.services.store
+    size = bot.services.settings.page_size
+    _, upcoming = bot.command("week")
+    assert_clean(upcoming)
+    assert "Not posted yet" in json.dumps(upcoming, ensure_ascii=False)
+    assert len(page_note_ids(upcoming)) == size
+
+    publish(bot)  # the 2026-W48 digest
+    notes = {n.id: n for n in store.list_notes()}
+    seen: list[int] = []
+    _, reply = bot.command("week 2026-w48")
+    assert_clean(reply)
+    assert "vLLM 精读推荐 · 2026-W48" in json.dumps(reply, ensure_ascii=False)
+    assert "The digest as posted" in json.dumps(reply, ensure_ascii=False)
+    while True:
+        seen += page_note_ids(reply)
+        value = more_value(reply)
+        if value is None:
+            break
+        assert json.loads(value)["k"] == "week"
+        url = bot.response_url()
+        bot.click(MORE_ACTION_ID, value, channel_id="C123", response_url=url)
+        reply = bot.reply(url)
+        assert_clean(reply)
+    assert sorted(seen) == sorted(notes), "every note of the digest once, over the pages"
+
+    _, moe = bot.command("week moe 2026-W48")
+    assert_clean(moe)
+    ids = page_note_ids(moe)
+    wanted = [n for n in notes.values() if "moe-quant" in n.roles]
+    assert ids and set(ids) <= {n.id for n in wanted}
+    ranks = [notes[i].verdict_for("moe-quant").rank for i in ids]
+    assert ranks == sorted(ranks), "deep before skim before skip"
+
+    # This week (real clock) has nothing new yet; an earlier week without a digest.
+    assert "No notes" in reply_text(bot, "week")
+    assert "No digest was posted that week" in reply_text(bot, "week 2026-W40")
+
+    for bad, says in (
+        ("week 2026-W60", "not an ISO week"),
+        ("week 2026-47", "not an ISO week"),
+        ("week 2099-W01", "has not started"),
+        ("week moe kv", "Name one role"),
+        ("week <!channel>", "&lt;!channel&gt;` is not a role"),
+    ):
+        assert says in reply_text(bot, bad), bad

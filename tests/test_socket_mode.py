@@ -11,6 +11,8 @@ import json
 import queue
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -18,6 +20,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import Server, ServerConnection, serve
 
+from bot.domain import Verdict
 from bot.server import SocketModeConnection
 from bot.services import Services, ingest_paths
 from bot.slack_app import build_app
@@ -73,9 +76,9 @@ def socket_slack() -> Iterator[SocketSlack]:
         fake.thread.join(5)
 
 
-@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the transport is under test
-def test_slash_command_over_socket_mode(services: Services, socket_slack: SocketSlack) -> None:
-    ingest_paths(services, seed_files())
+@contextmanager
+def socket_mode_app(services: Services, socket_slack: SocketSlack) -> Iterator[SocketBot]:
+    """The Bolt app connected over Socket Mode to `socket_slack`, with a fake Web API."""
     with FakeSlack(token=TOKEN, app_token=APP_TOKEN) as slack:
         slack.socket_url = socket_slack.url
         settings = services.settings.model_copy(update={"slack_api_url": slack.api_url})
@@ -85,21 +88,65 @@ def test_slash_command_over_socket_mode(services: Services, socket_slack: Socket
         connection.connect()
         try:
             assert slack.accepted("apps.connections.open")
-            response_url = f"http://127.0.0.1:{slack.port}/response/socket-1"
-            form = dict(parse_qsl(slash_command_body("subscribe moe", response_url=response_url)))
-            socket_slack.outgoing.put(
-                {
-                    "envelope_id": "env-1",
-                    "type": "slash_commands",
-                    "payload": form,
-                    "accepts_response_payload": True,
-                }
-            )
-            ack = socket_slack.received.get(timeout=10)
-            assert ack["envelope_id"] == "env-1"
-            reply = slack.wait_for("/response/socket-1", timeout=10)[-1].params
-            assert "Subscribed to `moe-quant`" in reply["text"]
-            assert services.store.subscriptions_of("T0001", "U123") == ["moe-quant"]
+            yield SocketBot(slack, socket_slack)
             assert slack.sent_markup_problems() == []
         finally:
             connection.close()
+
+
+class SocketBot:
+    """Sends slash commands as Socket Mode envelopes; returns the response_url payload."""
+
+    def __init__(self, slack: FakeSlack, socket_slack: SocketSlack) -> None:
+        self.slack = slack
+        self.socket_slack = socket_slack
+        self.sent = 0
+
+    def command(self, text: str) -> dict[str, Any]:
+        self.sent += 1
+        path = f"/response/socket-{self.sent}"
+        url = f"http://127.0.0.1:{self.slack.port}{path}"
+        form = dict(parse_qsl(slash_command_body(text, response_url=url)))
+        envelope = f"env-{self.sent}"
+        self.socket_slack.outgoing.put(
+            {
+                "envelope_id": envelope,
+                "type": "slash_commands",
+                "payload": form,
+                "accepts_response_payload": True,
+            }
+        )
+        ack = self.socket_slack.received.get(timeout=10)
+        assert ack["envelope_id"] == envelope
+        return self.slack.wait_for(path, timeout=10)[-1].params
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the transport is under test
+def test_slash_command_over_socket_mode(services: Services, socket_slack: SocketSlack) -> None:
+    ingest_paths(services, seed_files())
+    with socket_mode_app(services, socket_slack) as bot:
+        reply = bot.command("subscribe moe")
+        assert "Subscribed to `moe-quant`" in reply["text"]
+        assert services.store.subscriptions_of("T0001", "U123") == ["moe-quant"]
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_reader_commands_over_socket_mode(services: Services, socket_slack: SocketSlack) -> None:
+    ingest_paths(services, seed_files())
+    readers = services.store.readers
+    with socket_mode_app(services, socket_slack) as bot:
+        assert "deep reads only" in bot.command("subscribe moe deep")["text"]
+        assert "Watching “marlin”" in bot.command("watch marlin")["text"]
+        assert "Paused until" in bot.command("pause 3d")["text"]
+        listed = bot.command("list")["text"]
+        assert "deep reads only" in listed and "“marlin”" in listed and "Paused" in listed
+        week = bot.command("week moe")
+        assert "Not posted yet" in json.dumps(week, ensure_ascii=False)
+        assert "Welcome back" in bot.command("resume")["text"]
+        assert "verdict filter" in bot.command("subscribe moe deeep")["text"]
+    assert [(s.role, s.level) for s in readers.role_subscriptions("T0001", "U123")] == [
+        ("moe-quant", Verdict.DEEP)
+    ]
+    assert readers.watches_of("T0001", "U123") == ["marlin"]
+    pause = readers.pause_of("T0001", "U123")
+    assert pause is not None and pause.until - pause.started_at < timedelta(minutes=1)

@@ -11,7 +11,7 @@ from slack_bolt import Ack, App
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from bot.commands import app_home, change_subscriptions, lookup_page
+from bot.commands import app_home, change_subscriptions, lookup_page, week_page
 from bot.digest import now_utc
 from bot.listeners.commands import send_ephemeral
 from bot.render.blocks import (
@@ -106,6 +106,8 @@ def register(app: App, services: Services) -> None:
             reply = error_reply("That button no longer works; run the command again.")
         elif page.kind == MorePage.ROLES:
             reply = roles_reply(services.taxonomy, page.offset)
+        elif page.kind == MorePage.WEEK:
+            reply = week_page(services, page.query, page.offset)
         else:
             reply = lookup_page(services, page.query, page.offset)
         if user_id:

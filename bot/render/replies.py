@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
@@ -287,6 +287,7 @@ class MorePage:
 
     LOOKUP: ClassVar[str] = "lookup"
     ROLES: ClassVar[str] = "roles"
+    WEEK: ClassVar[str] = "week"  # query: the week label and a role slug, if any
 
     def encode(self) -> str:
         data: dict[str, object] = {"q": self.query, "o": self.offset}
@@ -309,7 +310,7 @@ class MorePage:
         if isinstance(offset, bool):
             return None
         kind = data.get("k", cls.LOOKUP)
-        if kind not in (cls.LOOKUP, cls.ROLES):
+        if kind not in (cls.LOOKUP, cls.ROLES, cls.WEEK):
             return None
         return cls(query, offset, kind)
 
@@ -337,35 +338,63 @@ def lookup_reply(
         if role
         else f"Notes matching “{clip(query, 100, plain=True)}”"
     )
+    items = [(note, slug) for note in notes]
+    return note_page(title, items, total, offset, MorePage(query, 0), taxonomy, capped=capped)
+
+
+def note_page(
+    title: str,
+    items: Sequence[tuple[Note, str | None]],
+    total: int,
+    offset: int,
+    more: MorePage,
+    taxonomy: Taxonomy,
+    *,
+    capped: bool = False,
+    groups: Mapping[str, str] | None = None,
+    intro: str = "",
+) -> Message:
+    """One page of notes, each shown with the verdict for its role, and a "More" button
+    (`more` with the next offset) when more follow. Notes that would break the message
+    size limits wait for the next page. `groups` (role slug -> label) puts a label before
+    each run of notes of one role; `intro` (mrkdwn) goes under the title."""
     reserve_blocks = 3  # header, context, actions
     head = header_block(title)
-    budget_chars = MAX_MESSAGE_TEXT_CHARS - block_text_size(head) - 400
     blocks: list[Block] = [head]
+    if intro:
+        blocks.append(context_block(intro))
+    budget_chars = MAX_MESSAGE_TEXT_CHARS - sum(block_text_size(b) for b in blocks) - 400
     used = 0
-    page: list[Note] = []
-    for note in notes:
-        block = note_block(note, slug, taxonomy)
-        size = block_text_size(block)
+    page: list[tuple[Note, str | None]] = []
+    current: str | None = None
+    for note, slug in items:
+        new: list[Block] = []
+        if groups is not None and slug is not None and slug != current:
+            new.append(context_block(f"*{escaped(groups.get(slug, slug), 200)}*"))
+        new.append(note_block(note, slug, taxonomy))
+        size = sum(block_text_size(b) for b in new)
         if page and (
-            used + size > budget_chars or len(page) + 1 > MAX_MESSAGE_BLOCKS - reserve_blocks
+            used + size > budget_chars
+            or len(blocks) + len(new) > MAX_MESSAGE_BLOCKS - reserve_blocks + 1
         ):
             break
-        blocks.append(block)
-        page.append(note)
+        blocks.extend(new)
+        page.append((note, slug))
+        current = slug
         used += size
     first, last = offset + 1, offset + len(page)
     of = count_text(total, capped)
     blocks.append(context_block(f"{first}–{last} of {of} notes"))
-    more = MorePage(query, last)
-    if last < total and len(more.encode()) <= MAX_BUTTON_VALUE:
+    following = replace(more, offset=last)
+    if last < total and len(following.encode()) <= MAX_BUTTON_VALUE:
         blocks.append(
             {
                 "type": "actions",
                 "block_id": "more",
-                "elements": [button("More", MORE_ACTION_ID, more.encode())],
+                "elements": [button("More", MORE_ACTION_ID, following.encode())],
             }
         )
-    lines = [note_plain_text(n, slug) for n in page]
+    lines = [note_plain_text(n, slug) for n, slug in page]
     text = f"{escaped(title, 150)}: {first}–{last} of {of}\n" + "\n".join(lines)
     return message(text, blocks)
 

@@ -271,17 +271,26 @@ class Ledger:
             latest = conn.execute(done.order_by(digest_runs.c.id.desc()).limit(1)).first()
             if latest is None:
                 return None
-            stmt = (
-                sa.select(digest_run_notes.c.note_id)
-                .join(digest_runs, digest_runs.c.id == digest_run_notes.c.run_id)
-                .where(
-                    digest_runs.c.channel == latest.channel,
-                    digest_runs.c.week == latest.week,
-                    digest_runs.c.status == DONE,
-                )
-                .order_by(digest_runs.c.id, digest_run_notes.c.note_id)
-            )
+            stmt = self._week_notes(latest.channel, latest.week)
             return latest.week, list(conn.execute(stmt).scalars())
+
+    def week_note_ids(self, channel: str | None, week: str) -> list[int]:
+        """Every note the finished digest runs of `week` posted (to `channel`, or any),
+        in posting order; empty when that week's digest was never posted."""
+        with self.engine.connect() as conn:
+            return list(conn.execute(self._week_notes(channel, week)).scalars())
+
+    @staticmethod
+    def _week_notes(channel: str | None, week: str) -> sa.Select[Any]:
+        stmt = (
+            sa.select(digest_run_notes.c.note_id)
+            .join(digest_runs, digest_runs.c.id == digest_run_notes.c.run_id)
+            .where(digest_runs.c.week == week, digest_runs.c.status == DONE)
+            .order_by(digest_runs.c.id, digest_run_notes.c.note_id)
+        )
+        if channel is not None:
+            stmt = stmt.where(digest_runs.c.channel == channel)
+        return stmt
 
     def last_digest_finished(self, channel: str | None) -> datetime | None:
         """When the newest digest run (to `channel`, or any) was delivered completely."""
