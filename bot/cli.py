@@ -6,6 +6,7 @@ import getpass
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
@@ -37,7 +38,7 @@ from bot.store import Store, StoreError, describe_unavailable, is_unavailable
 from bot.taxonomy import TaxonomyError
 
 if TYPE_CHECKING:
-    from bot.server import RunningServer, WsgiApp
+    from bot.server import RunningServer, ShutdownSignal, SocketModeConnection, WsgiApp
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
@@ -619,8 +620,6 @@ def serve(
     schedule runs in the same process unless --no-scheduler. Stops cleanly on SIGTERM or
     Ctrl-C.
     """
-    from slack_sdk.errors import SlackApiError, SlackClientError
-
     from bot.prometheus import PrometheusMetrics, measure_store
     from bot.server import (
         HealthCheck,
@@ -632,6 +631,7 @@ def serve(
     )
     from bot.slack_app import build_app
     from bot.slack_client import build_web_client
+    from bot.watch import SlackLink
 
     settings = settings_or_exit()
     missing = missing_slack_settings(settings)
@@ -647,48 +647,58 @@ def serve(
     app_token = settings.slack_app_token
     secret = settings.slack_signing_secret
     metrics = PrometheusMetrics()
-    with ShutdownSignal() as shutdown, open_services(settings, metrics) as services:
-        _reclassify_on_start(services)
-        measure_store(metrics, services.store, settings.channel)
-        client = build_web_client(settings, metrics=metrics)
-        health = HealthCheck(services.store, client)
-        bolt = build_app(
-            services,
-            client,
-            signing_secret=secret.get_secret_value() if secret else None,
-            socket_mode=app_token is not None,
-        )
-        ops = None
-        if settings.metrics_port is not None:
-            ops = _listen(make_ops_app(health, metrics), host, settings.metrics_port)
-            say(f"metrics on http://{host}:{ops.port}/metrics", label="prdigest: ")
-        scheduler = None
-        if not no_scheduler:
-            from bot.scheduler import start_scheduler
+    with ShutdownSignal() as shutdown:
+        services = _wait_for_store(settings, metrics, shutdown)
+        if services is None:
+            say("stopped", label="prdigest: ")
+            return
+        with _closing(services):
+            _reclassify_on_start(services)
+            measure_store(metrics, services.store, settings.channel)
+            client = build_web_client(settings, metrics=metrics)
+            link = SlackLink(client)
+            health = HealthCheck(services.store, client, link)
+            bolt = build_app(
+                services,
+                client,
+                signing_secret=secret.get_secret_value() if secret else None,
+                socket_mode=app_token is not None,
+                link=link,
+            )
+            ops = None
+            if settings.metrics_port is not None:
+                ops = _listen(make_ops_app(health, metrics), host, settings.metrics_port)
+                say(f"metrics on http://{host}:{ops.port}/metrics", label="prdigest: ")
+            scheduler = None
+            if not no_scheduler:
+                from bot.scheduler import resume_after_outage, start_scheduler
 
-            scheduler = start_scheduler(services, client)
-        try:
-            if app_token is not None:
-                handler = SocketModeConnection(bolt, app_token.get_secret_value(), client)
-                try:
-                    handler.connect()
-                except (SlackApiError, SlackClientError, OSError) as exc:
-                    raise CliError(f"cannot open the Socket Mode connection: {exc}") from None
-                say("connected to Slack (Socket Mode)", label="prdigest: ")
-                shutdown.wait()
-                handler.close()
-            else:
-                # /metrics stays off the public port when it has one of its own.
-                wsgi = make_wsgi_app(bolt, health, None if ops else metrics)
-                running = _listen(wsgi, host, settings.port)
-                say(f"listening on http://{host}:{running.port}/slack/events", label="prdigest: ")
-                shutdown.wait()
-                running.stop()
-        finally:
-            if scheduler is not None:
-                scheduler.shutdown(wait=False)
-            if ops is not None:
-                ops.stop()
+                scheduler = start_scheduler(services, client)
+                link.on_recovery(lambda: resume_after_outage(services, client))
+            link.start(shutdown.event)
+            try:
+                if app_token is not None:
+                    handler = SocketModeConnection(bolt, app_token.get_secret_value(), client)
+                    if not _connect_socket_mode(handler, shutdown):
+                        return
+                    say("connected to Slack (Socket Mode)", label="prdigest: ")
+                    shutdown.wait()
+                    handler.close()
+                else:
+                    # /metrics stays off the public port when it has one of its own.
+                    wsgi = make_wsgi_app(bolt, health, None if ops else metrics)
+                    running = _listen(wsgi, host, settings.port)
+                    say(
+                        f"listening on http://{host}:{running.port}/slack/events",
+                        label="prdigest: ",
+                    )
+                    shutdown.wait()
+                    running.stop()
+            finally:
+                if scheduler is not None:
+                    scheduler.shutdown(wait=False)
+                if ops is not None:
+                    ops.stop()
     say("stopped", label="prdigest: ")
 
 
@@ -714,6 +724,74 @@ def doctor() -> None:
         out.print(line, soft_wrap=True, highlight=False)
     if failed:
         raise typer.Exit(1)
+
+
+@contextmanager
+def _closing(services: Services) -> Iterator[Services]:
+    try:
+        yield services
+    finally:
+        services.close()
+
+
+def _wait_for_store(
+    settings: Settings, metrics: Metrics, shutdown: ShutdownSignal
+) -> Services | None:
+    """Open the store, retrying with back-off while the database is unreachable (said once);
+    None when a signal arrives first."""
+    from bot.watch import Backoff
+
+    backoff = Backoff()
+    down_since: float | None = None
+    while True:
+        try:
+            services = Services.build(settings, metrics)
+        except StoreError as exc:
+            if down_since is None:
+                down_since = time.monotonic()
+                say(f"{exc}; retrying with back-off", logging.ERROR, "[red]prdigest:[/red] ")
+            else:
+                log.debug("database still unavailable: %s", exc)
+        except TaxonomyError as exc:
+            raise CliError(str(exc)) from None
+        else:
+            if down_since is not None:
+                waited = time.monotonic() - down_since
+                say(f"the database answers (after {waited:.0f} s)", label="prdigest: ")
+            return services
+        if shutdown.sleep(backoff.delay()):
+            return None
+
+
+def _connect_socket_mode(handler: SocketModeConnection, shutdown: ShutdownSignal) -> bool:
+    """Open the Socket Mode connection, retrying with back-off while Slack is unreachable
+    (said once); False when a signal arrives first. A refused app token stops `serve`."""
+    from slack_sdk.errors import SlackApiError
+
+    from bot.slack_client import describe_unreachable, is_unreachable
+    from bot.watch import Backoff
+
+    backoff = Backoff()
+    said = False
+    while True:
+        try:
+            handler.connect()
+            return True
+        except SlackApiError as exc:
+            error = exc.response.get("error")
+            raise CliError(
+                f"Slack refused the Socket Mode connection ({error}): check SLACK_APP_TOKEN "
+                "(an xapp-… token with connections:write)"
+            ) from None
+        except Exception as exc:
+            if not is_unreachable(exc):
+                raise
+            if not said:
+                line = describe_unreachable(exc, handler.base_url)
+                say(f"{line}; retrying with back-off", logging.ERROR, "[red]prdigest:[/red] ")
+                said = True
+        if shutdown.sleep(backoff.delay()):
+            return False
 
 
 def _listen(wsgi: WsgiApp, host: str, port: int) -> RunningServer:

@@ -27,6 +27,7 @@ from bot.delivery import (
 )
 from bot.digest import now_utc
 from bot.services import Services
+from bot.store import describe_unavailable, is_unavailable
 from bot.store.ledger import Ledger
 
 log = logging.getLogger(__name__)
@@ -64,9 +65,35 @@ def run_scheduled_digest(
         return publish_weekly_digest(services, client, now, slot=slot, pacing=pacing)
     except DeliveryError:
         return None  # already logged with its cause; the run resumes on the next start
-    except Exception:
-        log.exception("weekly digest failed")
+    except Exception as exc:
+        _log_failure(services, "weekly digest", exc)
         return None
+
+
+def _log_failure(services: Services, what: str, exc: Exception) -> None:
+    """A database outage is one line (the run resumes later); anything else in full."""
+    if is_unavailable(exc):
+        reason = describe_unavailable(exc, services.settings.database_url)
+        log.error("%s not done: %s; the run resumes on the next start", what, reason)
+    else:
+        log.exception("%s failed", what)
+
+
+def resume_after_outage(
+    services: Services, client: WebClient, pacing: Pacing | None = None
+) -> None:
+    """Slack answers again: finish a digest run the outage interrupted; never raises."""
+    if not services.settings.channel:
+        return
+    try:
+        result = resume_unfinished_runs(services, client, pacing=pacing)
+    except DeliveryError:
+        return  # logged with its cause
+    except Exception as exc:
+        _log_failure(services, "resuming the digest after the Slack outage", exc)
+        return
+    if result.runs:
+        log.info("after the Slack outage: %s", result.message)
 
 
 def catch_up(
@@ -99,8 +126,8 @@ def _catch_up_quietly(services: Services, client: WebClient, pacing: Pacing | No
         catch_up(services, client, pacing=pacing)
     except DeliveryError:
         pass  # logged with its cause
-    except Exception:
-        log.exception("catch-up of the weekly digest failed")
+    except Exception as exc:
+        _log_failure(services, "catch-up of the weekly digest", exc)
 
 
 def build_scheduler(

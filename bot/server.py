@@ -16,17 +16,17 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import waitress
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.config import Settings
 from bot.store import Store
+from bot.watch import SlackLink
 
 if TYPE_CHECKING:
     from bot.prometheus import PrometheusMetrics
@@ -38,7 +38,6 @@ HEALTH_PATH = "/healthz"
 METRICS_PATH = "/metrics"
 MAX_REQUEST_BYTES = 1_000_000  # Slack's payloads are a few kB; refuse anything huge
 SERVER_THREADS = 8
-AUTH_RECHECK_SECONDS = 10.0
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -76,47 +75,24 @@ def missing_slack_settings(settings: Settings) -> list[str]:
 
 @dataclass
 class HealthCheck:
-    """Store ping plus a cached `auth.test`: a good token stays good, so it is asked once;
-    a failure is asked again at most every AUTH_RECHECK_SECONDS."""
+    """Store ping plus the Slack link's status (`bot.watch.SlackLink`): a good token stays
+    good, so it is asked once; a failure is asked again with back-off."""
 
     store: Store
     client: WebClient
-    _auth_ok: bool = False
-    _last_failure: tuple[float, str] | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    link: SlackLink | None = None
+
+    def __post_init__(self) -> None:
+        if self.link is None:
+            self.link = SlackLink(self.client)
 
     def run(self) -> tuple[bool, dict[str, str]]:
+        assert self.link is not None
         checks = {
             "store": "ok" if self.store.ping() else "unreachable",
-            "slack_auth": self._auth(),
+            "slack_auth": self.link.current(),
         }
         return all(v == "ok" for v in checks.values()), checks
-
-    def _auth(self) -> str:
-        with self._lock:
-            if self._auth_ok:
-                return "ok"
-            if self._last_failure and time.monotonic() - self._last_failure[0] < (
-                AUTH_RECHECK_SECONDS
-            ):
-                return self._last_failure[1]
-            result = self._ask_slack()
-            if result == "ok":
-                self._auth_ok = True
-            else:
-                self._last_failure = (time.monotonic(), result)
-            return result
-
-    def _ask_slack(self) -> str:
-        probe = WebClient(token=self.client.token, base_url=self.client.base_url, timeout=5)
-        try:
-            probe.auth_test()
-        except SlackApiError as exc:
-            return str(exc.response.get("error") or "error")
-        except (SlackClientError, OSError) as exc:
-            log.warning("auth.test failed: %s", exc)
-            return "unreachable"
-        return "ok"
 
 
 def make_ops_app(health: HealthCheck, metrics: PrometheusMetrics | None = None) -> WsgiApp:
@@ -249,6 +225,21 @@ class ShutdownSignal:
         while not self._stop.wait(0.5):
             pass
 
+    @property
+    def event(self) -> threading.Event:
+        """Set once a signal arrived: for threads that should stop with the process."""
+        return self._stop
+
+    def sleep(self, seconds: float) -> bool:
+        """Wait `seconds` (in short steps, so signals are handled); True once stopping."""
+        deadline = time.monotonic() + seconds
+        while not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._stop.wait(min(0.5, left))
+        return True
+
 
 class SocketModeConnection:
     """Bolt's built-in Socket Mode client: no public URL needed, Slack pushes over a websocket."""
@@ -257,6 +248,7 @@ class SocketModeConnection:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
         self.handler = SocketModeHandler(bolt_app, app_token=app_token, web_client=client)
+        self.base_url = client.base_url
 
     def connect(self) -> None:
         """Open the connection (apps.connections.open, then the websocket); returns at once."""

@@ -5,21 +5,26 @@ Nothing here runs at import time; `prdigest serve` and the tests call `build_app
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 from slack_bolt import App
+from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
 from bot.listeners import actions, commands, events
-from bot.render.replies import failure_reply
+from bot.render.replies import failure_reply, store_unavailable_reply
 from bot.services import Services
+from bot.slack_client import is_unreachable
+from bot.store import describe_unavailable, is_unavailable
+from bot.watch import SlackLink
 
 log = logging.getLogger(__name__)
 
@@ -33,20 +38,33 @@ def build_app(
     *,
     signing_secret: str | None,
     socket_mode: bool,
+    link: SlackLink | None = None,
 ) -> App:
     """A Bolt app on `client`; HTTP mode verifies every request with `signing_secret`.
 
-    The token is not checked here (no Web API call at start-up); the health check and the
-    first request do that.
+    Requests are authorized from what `link` learnt from `auth.test` (serve's watching
+    thread asks it), never by a Web API call in the request's path: a slash command is
+    acknowledged at once even while Slack's Web API is unreachable.
     """
     if not socket_mode and not signing_secret:
         raise ValueError("HTTP mode needs a signing secret (SLACK_SIGNING_SECRET)")
+    link = link or SlackLink(client)
+    # Bolt gives every request a client made like this one, with the authorized token.
+    template = copy.copy(client)
+    template.token = None
+
+    def authorize(
+        enterprise_id: str | None, team_id: str | None, user_id: str | None
+    ) -> AuthorizeResult:
+        # A plain function: Bolt passes arguments by parameter name.
+        return link.authorize(enterprise_id, team_id, user_id)
+
     with _bot_token_left_to_client():
         app = App(
             name="prdigest",
-            client=client,
+            client=template,
             signing_secret=signing_secret or "",
-            token_verification_enabled=False,
+            authorize=authorize,
             process_before_response=False,
             listener_executor=ThreadPoolExecutor(
                 max_workers=LISTENER_THREADS, thread_name_prefix="prdigest-listener"
@@ -55,7 +73,7 @@ def build_app(
     commands.register(app, services)
     actions.register(app, services)
     events.register(app, services)
-    app.error(_answer_failure)
+    app.error(_failure_handler(services, link))
     return app
 
 
@@ -72,21 +90,38 @@ def _bot_token_left_to_client() -> Iterator[None]:
             os.environ[BOT_TOKEN_VARIABLE] = saved
 
 
-def _answer_failure(
-    error: Exception, body: dict[str, Any], respond: Respond | None, client: WebClient
-) -> None:
-    """The one error handler: log the details, tell the user briefly, never a traceback."""
-    log.error("listener failed: %s", error, exc_info=error)
-    reply = failure_reply()
-    try:
-        if respond is not None:
-            respond(response_type="ephemeral", replace_original=False, **reply)
-            return
-        channel, user = _channel_and_user(body)
-        if channel and user:
-            client.chat_postEphemeral(channel=channel, user=user, **reply)
-    except (SlackClientError, OSError) as exc:
-        log.warning("could not tell the user about the failure: %s", exc)
+def _failure_handler(services: Services, link: SlackLink) -> Callable[..., None]:
+    def answer_failure(
+        error: Exception, body: dict[str, Any], respond: Respond | None, client: WebClient
+    ) -> None:
+        """The one error handler: tell the user briefly, never a traceback. A database or
+        Slack outage is one line (the Slack link logs its outage once); anything else is
+        logged with its details."""
+        reply = failure_reply()
+        if is_unavailable(error):
+            log.warning(
+                "a request found the store unavailable: %s",
+                describe_unavailable(error, services.settings.database_url),
+            )
+            reply = store_unavailable_reply()
+        elif is_unreachable(error):
+            link.report(error)
+        else:
+            log.error("listener failed: %s", error, exc_info=error)
+        try:
+            if respond is not None:
+                respond(response_type="ephemeral", replace_original=False, **reply)
+                return
+            channel, user = _channel_and_user(body)
+            if channel and user:
+                client.chat_postEphemeral(channel=channel, user=user, **reply)
+        except (SlackClientError, OSError) as exc:
+            if is_unreachable(exc):
+                link.report(exc)
+            else:
+                log.warning("could not tell the user about the failure: %s", exc)
+
+    return answer_failure
 
 
 def _channel_and_user(body: dict[str, Any]) -> tuple[str | None, str | None]:

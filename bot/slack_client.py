@@ -43,18 +43,22 @@ API_URL_SETTING = "PRDIGEST_SLACK_API_URL"
 _SDK_LOGGER = "bot.slack_api"
 
 
+_ATTEMPT_MESSAGES = ("Failed to send", "A retry handler found", "Going to retry")
+
+
 class _AttemptsAtDebug(logging.Filter):
-    """The SDK logs every failed attempt at ERROR before it retries; whoever made the call
-    reports the final failure once, so the attempts are demoted to DEBUG."""
+    """The SDK logs every failed attempt (at ERROR) and every retry (at INFO); whoever made
+    the call reports the final failure once, so these are demoted to DEBUG."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.ERROR and record.getMessage().startswith("Failed to send"):
+        if record.levelno > logging.DEBUG and record.getMessage().startswith(_ATTEMPT_MESSAGES):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
             return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         return True
 
 
-def _sdk_logger() -> logging.Logger:
+def sdk_logger() -> logging.Logger:
+    """The logger to give every WebClient: one line per call, not per attempt."""
     logger = logging.getLogger(_SDK_LOGGER)
     if not any(isinstance(f, _AttemptsAtDebug) for f in logger.filters):
         logger.addFilter(_AttemptsAtDebug())
@@ -113,7 +117,7 @@ def build_web_client(
         token=token,
         base_url=base_url,
         timeout=30,
-        logger=_sdk_logger(),
+        logger=sdk_logger(),
         retry_handlers=handlers,
     )
 

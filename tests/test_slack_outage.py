@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import shutil
 import socket
 import threading
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,13 +21,19 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.config import load_settings
 from bot.delivery import DeliveryError, Pacing, publish_weekly_digest
+from bot.scheduler import resume_after_outage
+from bot.server import HealthCheck, make_wsgi_app, serve_in_thread
 from bot.services import Services
+from bot.slack_app import build_app
 from bot.slack_client import describe_unreachable, is_unreachable
 from bot.store.ledger import Ledger
+from bot.watch import Backoff, SlackLink
 from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
 from tests.netlink import Link
+from tests.serveproc import ServeProcess
+from tests.test_slack_app import SECRET, Harness
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 SUBSCRIBER = ("T0001", "U0SUB")
@@ -170,3 +179,119 @@ def test_a_timeout_while_posting_leaves_the_run_to_resume(sqlite_services: Servi
         server.close()
     assert "PRDIGEST_SLACK_API_URL" in str(raised.value)
     assert len(Ledger(sqlite_services.store.engine).open_runs()) == 1
+
+
+# ---------------------------------------------------------------- serve
+
+
+def _wait(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.02)
+
+
+def _quick_link(client: WebClient) -> SlackLink:
+    return SlackLink(client, healthy_interval=0.2, backoff=Backoff(first=0.05, cap=0.2))
+
+
+def test_serve_logs_an_outage_once_answers_503_and_recovers(
+    sqlite_services: Services, slack: FakeSlack, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    services = sqlite_services
+    stop = threading.Event()
+    with Link(slack.port) as link:
+        client = WebClient(token=SLACK_TOKEN, base_url=link.url)
+        watcher = _quick_link(client)
+        recovered = threading.Event()
+        watcher.on_recovery(recovered.set)
+        app = build_app(services, client, signing_secret=SECRET, socket_mode=False, link=watcher)
+        wsgi = make_wsgi_app(app, HealthCheck(services.store, client, watcher))
+        bot = Harness(slack, services, serve_in_thread(wsgi))
+        watcher.start(stop)
+        try:
+            _wait(lambda: watcher.status == "ok")
+            assert bot.request("GET", "/healthz")[0] == 200
+            link.cut()
+            _wait(lambda: watcher.status == "unreachable")
+            time.sleep(0.6)  # several more tries with back-off, all refused
+            status, body = bot.request("GET", "/healthz")
+            assert status == 503
+            assert json.loads(body)["checks"]["slack_auth"] == "unreachable"
+            # Commands are still acknowledged and answered through their response_url.
+            started = time.monotonic()
+            status, reply = bot.command("help")
+            assert status == 200 and time.monotonic() - started < 3
+            assert "/prdigest" in reply["text"]
+            link.restore()
+            assert recovered.wait(5), "the watching thread found Slack again by itself"
+            assert bot.request("GET", "/healthz")[0] == 200
+        finally:
+            stop.set()
+            bot.server.stop()
+    said = [r for r in caplog.records if r.name == "bot.watch"]
+    outage = [r for r in said if "unreachable" in r.getMessage()]
+    assert len(outage) == 1, [r.getMessage() for r in said]
+    assert outage[0].levelno == logging.ERROR
+    assert "PRDIGEST_SLACK_API_URL" in outage[0].getMessage()
+    assert len([r for r in said if "answers again" in r.getMessage()]) == 1
+    assert not [r for r in caplog.records if r.exc_info], "no traceback"
+
+
+def test_a_digest_cut_by_an_outage_is_finished_when_slack_answers(
+    sqlite_services: Services, slack: FakeSlack
+) -> None:
+    services = sqlite_services
+    services.store.subscribe(*SUBSCRIBER, ["moe-quant"])
+    fast = Pacing(channel_per_second=0, dm_per_second=0)
+    stop = threading.Event()
+    with Link(slack.port) as link:
+        client = WebClient(token=SLACK_TOKEN, base_url=link.url)
+        link.cut_after(2)
+        with pytest.raises(DeliveryError, match="PRDIGEST_SLACK_API_URL"):
+            publish_weekly_digest(services, client, NOW, pacing=fast)
+        ledger = Ledger(services.store.engine)
+        assert len(ledger.open_runs()) == 1
+        watcher = _quick_link(client)
+        watcher.on_recovery(lambda: resume_after_outage(services, client, fast))
+        watcher.start(stop)
+        try:
+            _wait(lambda: watcher.status == "unreachable")
+            link.restore()
+            _wait(lambda: ledger.open_runs() == [], timeout=30)
+        finally:
+            stop.set()
+    channel = slack.messages_in(DIGEST_CHANNEL)
+    posted = _note_blocks(channel)
+    assert set(posted) == {f"note-{n.id}" for n in services.store.list_notes()}
+    assert max(posted.values()) == 1
+    dm = _note_blocks(slack.messages_in(FakeSlack.dm_channel(SUBSCRIBER[1])))
+    assert dm and max(dm.values()) == 1
+
+
+def test_serve_names_a_token_slack_refuses(tmp_path: Path) -> None:
+    with FakeSlack(token="xoxb-the-installed-one") as slack:
+        serve = ServeProcess(
+            tmp_path,
+            {
+                "PRDIGEST_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.db'}",
+                "PRDIGEST_SLACK_API_URL": slack.api_url,
+                "SLACK_BOT_TOKEN": "xoxb-revoked-long-ago",
+            },
+            "--no-scheduler",
+        )
+        try:
+            line = serve.wait_for_line("SLACK_BOT_TOKEN")
+            assert "ERROR" in line and "invalid_auth" in line
+            serve.wait_until(lambda: serve.health() != 0)
+            status, body = serve.request("GET", "/healthz")
+            assert status == 503
+            assert json.loads(body)["checks"]["slack_auth"] == "invalid_auth"
+        finally:
+            code = serve.stop()
+    assert code == 0
+    assert len(serve.lines("SLACK_BOT_TOKEN")) == 1, serve.stderr
+    assert "Traceback" not in serve.stderr
+    assert "xoxb-revoked-long-ago" not in serve.stderr

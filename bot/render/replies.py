@@ -182,6 +182,11 @@ def failure_reply() -> Message:
     return error_reply("Sorry, something went wrong on our side. Please try again in a minute.")
 
 
+def store_unavailable_reply() -> Message:
+    """The database is down or restarting: nothing was done, and it is worth another try."""
+    return error_reply("The store is unavailable, try again shortly. Nothing was changed.")
+
+
 def unknown_roles_reply(
     verb: str, unknown: Sequence[str], suggestions: Mapping[str, Sequence[Role]]
 ) -> Message:

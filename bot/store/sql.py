@@ -46,11 +46,17 @@ class StoreError(RuntimeError):
     """The database cannot be reached or migrated; the message says which."""
 
 
+_SQLITE_QUERY_FAULTS = ("no such", "syntax error", "table ", "near ")
+
+
 def is_unavailable(exc: BaseException) -> bool:
     """Whether `exc` means the database cannot be reached right now (down, restarting,
     connection dropped) rather than a fault in a query."""
     if isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated:
         return True
+    if isinstance(exc, sa.exc.OperationalError) and type(exc.orig).__module__ == "sqlite3":
+        # SQLite reports a broken query as an "operational" error too.
+        return not str(exc.orig).startswith(_SQLITE_QUERY_FAULTS)
     return isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError | sa.exc.TimeoutError)
 
 
