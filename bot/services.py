@@ -216,8 +216,10 @@ def _prepare_in_worker(path: Path) -> PreparedFile | NoteFileError:
     assert _worker_classifier is not None
     classify = _worker_classifier.classify
     indexed: list[IndexedNote | None] = []
+    known = _worker_known
     for note in notes:
-        if _worker_known.get(note_key(note.repo, note.title)) == content_hash(note):
+        # An empty store (the first ingest) has nothing to skip: no identity to compute.
+        if known and known.get(note_key(note.repo, note.title)) == content_hash(note):
             indexed.append(None)
         else:
             indexed.append(index_note(note, classify(note.title, note.paragraph)))
