@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from datetime import datetime
@@ -25,12 +24,7 @@ from bot.store.sql import MIGRATIONS
 from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.serve_process import ROOT, free_port
 
 
 def set_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_url: str, slack: FakeSlack) -> Path:
@@ -175,7 +169,7 @@ def test_missing_digests_folder(healthy: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_unreachable_slack_is_one_fail_line(healthy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    url = f"http://127.0.0.1:{closed_port()}/api/"
+    url = f"http://127.0.0.1:{free_port()}/api/"
     monkeypatch.setenv("PRDIGEST_SLACK_API_URL", url)
     code, _, checks = run_doctor()
     assert code == 1
@@ -208,7 +202,7 @@ def test_rejected_or_missing_token(healthy: Path, monkeypatch: pytest.MonkeyPatc
 def test_unreachable_database_is_one_fail_line(
     healthy: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str
 ) -> None:
-    monkeypatch.setenv("PRDIGEST_DATABASE_URL", url.format(port=closed_port(), tmp=tmp_path))
+    monkeypatch.setenv("PRDIGEST_DATABASE_URL", url.format(port=free_port(), tmp=tmp_path))
     code, output, checks = run_doctor()
     assert code == 1
     assert list(failures(checks)) == ["database"]
@@ -280,9 +274,9 @@ def test_doctor_in_a_real_process_has_no_traceback(
     """Slack and the database both down: exit 1, two FAIL lines, nothing else on stderr."""
     env = {
         **os.environ,
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-        "PRDIGEST_SLACK_API_URL": f"http://127.0.0.1:{closed_port()}/api/",
-        "PRDIGEST_DATABASE_URL": f"postgresql+psycopg://u:secret@127.0.0.1:{closed_port()}/x",
+        "PYTHONPATH": str(ROOT),
+        "PRDIGEST_SLACK_API_URL": f"http://127.0.0.1:{free_port()}/api/",
+        "PRDIGEST_DATABASE_URL": f"postgresql+psycopg://u:secret@127.0.0.1:{free_port()}/x",
     }
     done = subprocess.run(
         [sys.executable, "-m", "bot", "doctor"], env=env, capture_output=True, text=True

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -22,40 +17,10 @@ from bot.store import Store
 from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
+from tests.serve_process import clean_env, free_port, http_get, running, stop, wait_until
 from tests.slacksign import signed_headers, slash_command_body
 from tests.test_metrics import parse, value
 from tests.test_slack_app import SECRET, TOKEN
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _get(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
-
-
-def _wait_for(proc: subprocess.Popen[str], check: object, what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if callable(check) and check():
-                return
-        except (urllib.error.URLError, ConnectionError):
-            pass
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    proc.kill()
-    pytest.fail(f"{what}: {proc.communicate()[1]}")
 
 
 def test_serve_logs_one_json_object_per_line(slack: FakeSlack, tmp_path: Path) -> None:
@@ -72,40 +37,30 @@ def test_serve_logs_one_json_object_per_line(slack: FakeSlack, tmp_path: Path) -
     store.subscribe("T0001", "UGONE", ["moe-quant"])  # a DM that fails: logged, skipped
     store.close()
     slack.unknown_channels.add("UGONE")
-    port = _free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "SLACK_"))},
-        "PYTHONPATH": str(ROOT),
-        "PRDIGEST_LOG_FORMAT": "json",
-        "PRDIGEST_DATABASE_URL": db_url,
-        "PRDIGEST_DIGESTS_DIR": str(digests),
-        "PRDIGEST_CHANNEL": DIGEST_CHANNEL,
-        "PRDIGEST_SCHEDULE": "* * * * *",
-        "PRDIGEST_MISFIRE_GRACE": "1h",
-        "PRDIGEST_CHANNEL_RATE": "0",
-        "PRDIGEST_DM_RATE": "0",
-        "PRDIGEST_SLACK_API_URL": slack.api_url,
-        "PRDIGEST_PORT": str(port),
-        "SLACK_BOT_TOKEN": TOKEN,
-        "SLACK_SIGNING_SECRET": SECRET,
-    }
-    base = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    port = free_port()
+    env = clean_env(
+        PRDIGEST_LOG_FORMAT="json",
+        PRDIGEST_DATABASE_URL=db_url,
+        PRDIGEST_DIGESTS_DIR=str(digests),
+        PRDIGEST_CHANNEL=DIGEST_CHANNEL,
+        PRDIGEST_SCHEDULE="* * * * *",
+        PRDIGEST_MISFIRE_GRACE="1h",
+        PRDIGEST_CHANNEL_RATE="0",
+        PRDIGEST_DM_RATE="0",
+        PRDIGEST_SLACK_API_URL=slack.api_url,
+        PRDIGEST_PORT=str(port),
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET=SECRET,
     )
-    try:
-        _wait_for(proc, lambda: _get(f"{base}/healthz")[0] == 200, "serve did not start")
+    base = f"http://127.0.0.1:{port}"
+    with running(tmp_path, env, "serve", "--host", "127.0.0.1") as proc:
+        wait_until(lambda: http_get(f"{base}/healthz")[0] == 200, proc, "serve did not start")
 
         def digest_counted() -> bool:
-            samples = parse(_get(f"{base}/metrics")[1])
+            samples = parse(http_get(f"{base}/metrics")[1])
             return value(samples, "prdigest_digests_posted_total") == 1
 
-        _wait_for(proc, digest_counted, "the digest was not posted on start")
+        wait_until(digest_counted, proc, "the digest was not posted on start")
         body = slash_command_body("help", response_url=f"{slack.api_url[:-4]}response/1")
         request = urllib.request.Request(
             f"{base}/slack/events", body.encode(), signed_headers(SECRET, body), method="POST"
@@ -115,20 +70,15 @@ def test_serve_logs_one_json_object_per_line(slack: FakeSlack, tmp_path: Path) -
         slack.wait_for("/response/1")
 
         def command_counted() -> bool:
-            samples = parse(_get(f"{base}/metrics")[1])
+            samples = parse(http_get(f"{base}/metrics")[1])
             return value(samples, "prdigest_commands_total", kind="help") == 1
 
-        _wait_for(proc, command_counted, "the command was not counted")
-        samples = parse(_get(f"{base}/metrics")[1])
+        wait_until(command_counted, proc, "the command was not counted")
+        samples = parse(http_get(f"{base}/metrics")[1])
         assert value(samples, "prdigest_dms_sent_total") == 1
         assert value(samples, "prdigest_notes_stored") == 32
         assert value(samples, "prdigest_last_digest_timestamp_seconds") > time.time() - 120
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        stderr = stop(proc)
     assert proc.returncode == 0, stderr
     lines = stderr.splitlines()
     records = [json.loads(line) for line in lines]  # every line is one JSON object

@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -13,14 +15,16 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.delivery import publish_weekly_digest
 from bot.prometheus import PrometheusMetrics, measure_store
-from bot.server import HealthCheck, make_ops_app, make_wsgi_app, serve_in_thread
+from bot.server import HealthCheck, make_ops_app, serve_in_thread
 from bot.services import Services, ingest_paths
-from bot.slack_app import build_app
 from bot.slack_client import CallMetrics, build_web_client
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
+from tests.serve_process import clean_env, free_port, http_get, running, stop, wait_until
+from tests.slacksign import slash_command_body
 from tests.test_delivery import FAST, NOW, add_seed_notes
-from tests.test_slack_app import SECRET, TOKEN, Harness
+from tests.test_slack_app import TOKEN, Harness, start_harness
+from tests.test_socket_mode import APP_TOKEN, SocketSlack, socket_slack  # noqa: F401 (fixture)
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -41,13 +45,7 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 @pytest.fixture
 def bot(posting: Services, slack: FakeSlack) -> Iterator[Harness]:
     """The HTTP app with Prometheus metrics, the way `prdigest serve` wires it."""
-    metrics = PrometheusMetrics()
-    posting.metrics = metrics
-    measure_store(metrics, posting.store, posting.settings.channel)
-    client = build_web_client(posting.settings, metrics=metrics)
-    app = build_app(posting, client, signing_secret=SECRET, socket_mode=False)
-    wsgi = make_wsgi_app(app, HealthCheck(posting.store, client), metrics)
-    harness = Harness(slack, posting, serve_in_thread(wsgi))
+    harness = start_harness(posting, slack, ingest=False, metrics=PrometheusMetrics())
     try:
         yield harness
     finally:
@@ -161,3 +159,54 @@ def test_ops_app_serves_metrics_and_health_alone(services: Services, slack: Fake
         assert harness.request("POST", "/slack/events", b"{}")[0] == 404
     finally:
         running.stop()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_socket_mode_serves_metrics_on_their_port(
+    tmp_path: Path,
+    db_url: str,
+    socket_slack: SocketSlack,  # noqa: F811 (the imported fixture)
+) -> None:
+    """`prdigest serve` in Socket Mode: a command over the websocket, counted on
+    PRDIGEST_METRICS_PORT (the only HTTP it serves)."""
+    with FakeSlack(token=TOKEN, app_token=APP_TOKEN) as slack:
+        slack.socket_url = socket_slack.url
+        port = free_port()
+        env = clean_env(
+            PRDIGEST_DATABASE_URL=db_url,
+            PRDIGEST_SLACK_API_URL=slack.api_url,
+            PRDIGEST_METRICS_PORT=str(port),
+            SLACK_BOT_TOKEN=TOKEN,
+            SLACK_APP_TOKEN=APP_TOKEN,
+        )
+        with running(tmp_path, env, "serve", "--no-scheduler", "--host", "127.0.0.1") as proc:
+            metrics_url = f"http://127.0.0.1:{port}/metrics"
+            wait_until(lambda: slack.count("apps.connections.open") > 0, proc, "no connection")
+            wait_until(lambda: http_get(metrics_url)[0] == 200, proc, "no metrics port")
+            response_url = f"http://127.0.0.1:{slack.port}/response/socket-metrics"
+            form = dict(parse_qsl(slash_command_body("roles", response_url=response_url)))
+            socket_slack.outgoing.put(
+                {"envelope_id": "e1", "type": "slash_commands", "payload": form}
+            )
+            slack.wait_for("/response/socket-metrics", timeout=20)
+
+            def counted() -> bool:
+                samples = parse(http_get(metrics_url)[1])
+                return value(samples, "prdigest_commands_total", kind="roles") == 1
+
+            wait_until(counted, proc, "the command was not counted")
+            samples = parse(http_get(metrics_url)[1])
+            assert (
+                value(
+                    samples,
+                    "prdigest_slack_api_calls_total",
+                    method="apps.connections.open",
+                    outcome="ok",
+                )
+                >= 1
+            )
+            assert http_get(f"http://127.0.0.1:{port}/healthz")[0] == 200
+            stderr = stop(proc)
+    assert proc.returncode == 0, stderr
+    assert f"metrics on http://127.0.0.1:{port}/metrics" in stderr
+    assert "connected to Slack (Socket Mode)" in stderr

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,16 +15,11 @@ import pytest
 from bot.ingest import parse_note_file
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
+from tests.serve_process import clean_env, free_port, start
 
 pytestmark = pytest.mark.slow
 TOKEN = "xoxb-schedule-test"
 CHANNEL = "C0DIGEST"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait(condition: Callable[[], bool], timeout: float, proc: subprocess.Popen[str]) -> None:
@@ -66,28 +58,19 @@ def test_serve_catches_up_then_posts_on_its_cron(tmp_path: Path) -> None:
         shutil.copy(path, digests / path.name)
     titles = [n.title for p in seed_files() for n in parse_note_file(p)]
     with FakeSlack(token=TOKEN) as slack:
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "SLACK_"))},
-            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-            "PRDIGEST_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.db'}",
-            "PRDIGEST_DIGESTS_DIR": str(digests),
-            "PRDIGEST_SLACK_API_URL": slack.api_url,
-            "PRDIGEST_PORT": str(_free_port()),
-            "PRDIGEST_CHANNEL": CHANNEL,
-            "PRDIGEST_SCHEDULE": "* * * * *",
-            "PRDIGEST_TIMEZONE": "Europe/Berlin",
-            "PRDIGEST_MISFIRE_GRACE": "5m",
-            "SLACK_BOT_TOKEN": TOKEN,
-            "SLACK_SIGNING_SECRET": "s3cret",
-        }
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1"],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        env = clean_env(
+            PRDIGEST_DATABASE_URL=f"sqlite:///{tmp_path / 'serve.db'}",
+            PRDIGEST_DIGESTS_DIR=str(digests),
+            PRDIGEST_SLACK_API_URL=slack.api_url,
+            PRDIGEST_PORT=str(free_port()),
+            PRDIGEST_CHANNEL=CHANNEL,
+            PRDIGEST_SCHEDULE="* * * * *",
+            PRDIGEST_TIMEZONE="Europe/Berlin",
+            PRDIGEST_MISFIRE_GRACE="5m",
+            SLACK_BOT_TOKEN=TOKEN,
+            SLACK_SIGNING_SECRET="s3cret",
         )
+        proc = start(tmp_path, env, "serve", "--host", "127.0.0.1")
         try:
             # The slot of the current minute has passed: the start-up catch-up posts it.
             def all_seed_notes_posted() -> bool:

@@ -3,14 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +15,7 @@ from bot.cli import app as cli_app
 from bot.services import Services
 from bot.slack_client import BOT_SCOPES
 from tests.fakeslack import FakeSlack
+from tests.serve_process import clean_env, free_port, http_get, running, stop, wait_until
 from tests.test_slack_app import TOKEN, Harness, start_harness
 
 
@@ -87,54 +80,22 @@ def test_serve_http_without_signing_secret(monkeypatch: pytest.MonkeyPatch) -> N
     assert "SLACK_BOT_TOKEN and" not in result.output
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_serve_runs_and_stops_on_sigterm(slack: FakeSlack, tmp_path: Path) -> None:
-    port = _free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "SLACK_"))},
-        "PRDIGEST_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.db'}",
-        "PRDIGEST_SLACK_API_URL": slack.api_url,
-        "PRDIGEST_PORT": str(port),
-        "SLACK_BOT_TOKEN": TOKEN,
-        "SLACK_SIGNING_SECRET": "s3cret",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", "serve", "--no-scheduler", "--host", "127.0.0.1"],
-        cwd=tmp_path,
-        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    port = free_port()
+    env = clean_env(
+        PRDIGEST_DATABASE_URL=f"sqlite:///{tmp_path / 'serve.db'}",
+        PRDIGEST_SLACK_API_URL=slack.api_url,
+        PRDIGEST_PORT=str(port),
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET="s3cret",
     )
-    try:
-        deadline = time.monotonic() + 60
-        status = 0
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
-                    status = r.status
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                if proc.poll() is not None:
-                    break
-                time.sleep(0.1)
-        if status != 200:
-            proc.kill()
-            pytest.fail(f"serve did not become healthy: {proc.communicate()[1]}")
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=15)
+    with running(tmp_path, env, "serve", "--no-scheduler", "--host", "127.0.0.1") as proc:
+        healthz = f"http://127.0.0.1:{port}/healthz"
+        wait_until(lambda: http_get(healthz)[0] == 200, proc, "serve did not become healthy")
+        stderr = stop(proc)
         assert proc.returncode == 0, stderr
         assert "stopped" in stderr
         assert "Traceback" not in stderr
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
 
 
 MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "slack-app-manifest.yaml"

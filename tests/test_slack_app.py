@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from slack_sdk.signature import Clock, SignatureVerifier
 
 from bot.delivery import Pacing, publish_weekly_digest
+from bot.prometheus import PrometheusMetrics, measure_store
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, UNSUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
 from bot.search import MAX_QUERY_CHARS
@@ -103,13 +104,23 @@ class Harness:
         return status
 
 
-def start_harness(services: Services, slack: FakeSlack, *, ingest: bool = True) -> Harness:
+def start_harness(
+    services: Services,
+    slack: FakeSlack,
+    *,
+    ingest: bool = True,
+    metrics: PrometheusMetrics | None = None,
+) -> Harness:
+    """The app as `prdigest serve` wires it in HTTP mode (with `/metrics` given metrics)."""
     if ingest:
         ingest_paths(services, seed_files())
     settings = services.settings.model_copy(update={"slack_api_url": slack.api_url})
-    client = build_web_client(settings, token=TOKEN)
+    client = build_web_client(settings, token=TOKEN, metrics=metrics)
+    if metrics is not None:
+        services.metrics = metrics
+        measure_store(metrics, services.store, settings.channel)
     app = build_app(services, client, signing_secret=SECRET, socket_mode=False)
-    wsgi = make_wsgi_app(app, HealthCheck(services.store, client))
+    wsgi = make_wsgi_app(app, HealthCheck(services.store, client), metrics)
     return Harness(slack, services, serve_in_thread(wsgi))
 
 
