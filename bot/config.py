@@ -19,6 +19,9 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+
+
 class SettingsError(ValueError):
     """A setting has a bad value; the message names the variable."""
 
@@ -124,6 +127,10 @@ class Settings(BaseSettings):
         default="https://slack.com/api/", description="Base URL of the Slack Web API."
     )
     page_size: int = Field(default=5, ge=1, le=20, description="Notes per /prdigest page.")
+    editors: str = Field(
+        default="",
+        description="Slack user IDs (comma-separated) who may fix notes; empty: every member.",
+    )
     log_level: str = Field(default="INFO", description="Python logging level.")
     log_format: Literal["text", "json"] = Field(
         default="text", description="Log lines as text, or one JSON object per line."
@@ -193,9 +200,26 @@ class Settings(BaseSettings):
             raise ValueError("expected DEBUG, INFO, WARNING, ERROR or CRITICAL")
         return level
 
+    @field_validator("editors")
+    @classmethod
+    def _user_ids(cls, value: str) -> str:
+        ids = [part.strip() for part in value.split(",") if part.strip()]
+        bad = [i for i in ids if not _USER_ID.match(i)]
+        if bad:
+            raise ValueError(f"expected Slack user IDs such as U0123ABCD, not {', '.join(bad)}")
+        return ",".join(ids)
+
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
+
+    @property
+    def editor_ids(self) -> frozenset[str]:
+        """Who may fix notes; empty means every member of the workspace."""
+        return frozenset(i for i in self.editors.split(",") if i)
+
+    def may_edit(self, user_id: str) -> bool:
+        return not self.editor_ids or user_id in self.editor_ids
 
 
 def _variable_name(field: str) -> str:

@@ -34,6 +34,7 @@ from bot.posting import (
 )
 from bot.reading_list import ReadingPlan, ReadingSection
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
+from bot.revisions import update_revised_messages
 from bot.services import Services, ingest_default
 from bot.store.ledger import (
     Claim,
@@ -108,6 +109,7 @@ class RunResult:
     posted: int = 0  # channel messages posted by this call
     found: int = 0  # messages Slack already had (recovered after a crash)
     dms: int = 0
+    updated: int = 0  # posted messages updated in place (revised or fixed notes)
     addition: bool = False
     ingest_errors: list[str] = field(default_factory=list)
     preview: list[PreviewMessage] = field(default_factory=list)
@@ -141,14 +143,17 @@ def _channel_planner(services: Services, channel: str, week: str) -> Planner:
             return None
         parts = [PlannedPart("parent", "parent", channel, parent_message(digest))]
         note_roles: dict[int, str] = {}
+        note_parts: dict[int, str] = {}
         for section in digest.sections:
             slug = section.role.slug
             for index, message in enumerate(
                 role_messages(section, digest, services.taxonomy), start=1
             ):
-                parts.append(PlannedPart(f"role:{slug}:{index}", "thread", channel, message))
+                name = f"role:{slug}:{index}"
+                parts.append(PlannedPart(name, "thread", channel, message))
+                note_parts.update((note_id, name) for note_id in _note_ids_in(message))
             note_roles.update((n.id, slug) for n in section.notes)
-        return Plan(note_roles=note_roles, parts=parts)
+        return Plan(note_roles=note_roles, parts=parts, note_parts=note_parts)
 
     return plan
 
@@ -598,6 +603,17 @@ def publish_weekly_digest(
             f"{result.posted} channel messages ({result.found} found already posted), "
             f"{result.dms} DMs"
         )
+    if result.status in ("posted", "nothing_new"):
+        # Notes revised or fixed since they were posted: their messages change in place.
+        updates = update_revised_messages(
+            services,
+            client,
+            channel,
+            per_second=(pacing or Pacing.from_settings(services.settings)).channel_per_second,
+        )
+        result.updated = updates.updated
+        if updates.updated:
+            result.message += f"; {updates.updated} posted messages updated in place (revised)"
     log.info("weekly digest: %s", result.message)
     return result
 

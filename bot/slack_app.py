@@ -19,7 +19,7 @@ from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
-from bot.listeners import actions, commands, events
+from bot.listeners import actions, commands, corrections, events
 from bot.render.replies import failure_reply, store_unavailable_reply
 from bot.services import Services
 from bot.slack_client import is_unreachable
@@ -72,6 +72,7 @@ def build_app(
         )
     commands.register(app, services)
     actions.register(app, services)
+    corrections.register(app, services)
     events.register(app, services)
     app.error(_failure_handler(services, link))
     return app

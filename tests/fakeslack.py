@@ -106,9 +106,40 @@ TOTAL_TEXT_LIMIT = 12000
 about 10,000-12,000 characters.  The fake rejects totals above 12,000."""
 MESSAGE_TEXT_LIMIT = 40000
 """A message's top-level ``text`` over 40,000 characters is ``msg_too_long``."""
+CHECKBOX_OPTIONS_LIMIT = 10
+"""A ``checkboxes`` element offers at most 10 options."""
+INPUT_LABEL_LIMIT = 2000
+"""An input block's ``label`` and ``hint`` are at most 2000 characters."""
+VIEW_TITLE_LIMIT = 24
+"""A modal's ``title``, ``submit`` and ``close`` texts are at most 24 characters."""
+PRIVATE_METADATA_LIMIT = 3000
+"""A view's ``private_metadata`` is at most 3000 characters."""
+CALLBACK_ID_LIMIT = 255
+"""A view's ``callback_id`` is at most 255 characters."""
+INPUT_ELEMENT_TYPES = frozenset(
+    {
+        "checkboxes",
+        "radio_buttons",
+        "static_select",
+        "multi_static_select",
+        "external_select",
+        "multi_external_select",
+        "users_select",
+        "multi_users_select",
+        "conversations_select",
+        "multi_conversations_select",
+        "channels_select",
+        "multi_channels_select",
+        "plain_text_input",
+        "datepicker",
+        "timepicker",
+        "datetimepicker",
+    }
+)
+"""Elements an ``input`` block may hold."""
 
 BLOCK_TYPES = frozenset(
-    {"section", "header", "context", "divider", "actions", "rich_text", "image"}
+    {"section", "header", "context", "divider", "actions", "rich_text", "image", "input"}
 )
 """Block types the fake accepts; anything else is ``invalid_blocks``."""
 TEXT_OBJECT_TYPES = frozenset({"plain_text", "mrkdwn"})
@@ -258,6 +289,29 @@ class _Checker:
             if isinstance(options, list) and len(options) > 100:
                 self.add("no more than 100 items allowed", path + "/options")
             self.options(options, path + "/options")
+            self.initial_options(element, path)
+        elif kind in ("checkboxes", "radio_buttons"):
+            options = element.get("options")
+            if not isinstance(options, list) or not 1 <= len(options) <= CHECKBOX_OPTIONS_LIMIT:
+                self.add(f"must provide 1 to {CHECKBOX_OPTIONS_LIMIT} options", path + "/options")
+            self.options(options, path + "/options")
+            self.initial_options(element, path)
+
+    def initial_options(self, element: dict[str, Any], path: str) -> None:
+        """``initial_option(s)`` must each be exactly one of the element's options."""
+        options = element.get("options")
+        offered = options if isinstance(options, list) else []
+        initial = element.get("initial_options")
+        if "initial_option" in element:
+            initial = [element["initial_option"]]
+        if initial is None:
+            return
+        if not isinstance(initial, list):
+            self.add("must provide an array", path + "/initial_options")
+            return
+        for i, option in enumerate(initial):
+            if option not in offered:
+                self.add("must be one of the provided options", f"{path}/initial_options/{i}")
 
     def image_fields(self, element: dict[str, Any], path: str) -> None:
         if "image_url" not in element and "slack_file" not in element:
@@ -336,6 +390,20 @@ class _Checker:
             self.add(f"no more than {ACTIONS_ELEMENTS_LIMIT} items allowed", path + "/elements")
         for i, element in enumerate(elements):
             self.element(element, f"{path}/elements/{i}")
+
+    def _block_input(self, block: dict[str, Any], path: str) -> None:
+        self.text_object(
+            block.get("label"), path + "/label", limit=INPUT_LABEL_LIMIT, plain_only=True
+        )
+        if block.get("hint") is not None:
+            self.text_object(
+                block.get("hint"), path + "/hint", limit=INPUT_LABEL_LIMIT, plain_only=True
+            )
+        element = block.get("element")
+        if not isinstance(element, dict) or element.get("type") not in INPUT_ELEMENT_TYPES:
+            self.add("must provide an input element", path + "/element")
+            return
+        self.element(element, path + "/element")
 
     def _block_rich_text(self, block: dict[str, Any], path: str) -> None:
         if not isinstance(block.get("elements"), list):
@@ -565,6 +633,7 @@ class FakeSlack:
       ``metadata`` when one was sent
     * ``ephemerals`` — list of ``chat.postEphemeral`` payloads
     * ``home_views`` — user id -> last view published with ``views.publish``
+    * ``opened_views`` — modals opened with ``views.open``, oldest first
 
     Knobs: ``fail``, ``rate_limit``, ``server_error``, ``set_rate``, ``set_latency``,
     ``channels_not_joined`` (with ``reads_need_membership`` for reads too),
@@ -599,6 +668,8 @@ class FakeSlack:
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.ephemerals: list[dict[str, Any]] = []
         self.home_views: dict[str, dict[str, Any]] = {}
+        self.opened_views: list[dict[str, Any]] = []
+        self._used_triggers: set[str] = set()
         self._clock = clock
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
@@ -617,6 +688,7 @@ class FakeSlack:
             "chat.update": FakeSlack._chat_update,
             "chat.getPermalink": FakeSlack._chat_get_permalink,
             "views.publish": FakeSlack._views_publish,
+            "views.open": FakeSlack._views_open,
             "conversations.open": FakeSlack._conversations_open,
             "conversations.history": FakeSlack._conversations_history,
             "conversations.replies": FakeSlack._conversations_replies,
@@ -1226,6 +1298,52 @@ class FakeSlack:
             "hash": f"{self._view_counter}.{digest}",
         }
         self.home_views[user_id] = stored
+        return {"ok": True, "view": dict(stored)}
+
+    def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A modal: a trigger_id works once; title/submit/close, metadata and blocks are
+        checked against Slack's limits."""
+        trigger = params.get("trigger_id")
+        if not isinstance(trigger, str) or not trigger:
+            raise _SlackError("invalid_arguments")
+        if trigger in self._used_triggers:
+            raise _SlackError("expired_trigger_id")
+        view = params.get("view")
+        if not isinstance(view, dict) or view.get("type") != "modal":
+            raise _SlackError("invalid_arguments")
+        checker = _Checker()
+        checker.text_object(view.get("title"), "/title", limit=VIEW_TITLE_LIMIT, plain_only=True)
+        for key in ("submit", "close"):
+            if view.get(key) is not None:
+                checker.text_object(view[key], f"/{key}", limit=VIEW_TITLE_LIMIT, plain_only=True)
+        checker.string_limit(
+            view.get("private_metadata"), "/private_metadata", PRIVATE_METADATA_LIMIT
+        )
+        checker.string_limit(view.get("callback_id"), "/callback_id", CALLBACK_ID_LIMIT)
+        blocks = view.get("blocks")
+        problems, _ = _check_blocks(blocks, "modal")
+        problems = checker.problems + problems
+        has_input = isinstance(blocks, list) and any(
+            isinstance(b, dict) and b.get("type") == "input" for b in blocks
+        )
+        if has_input and view.get("submit") is None:
+            problems.append(
+                "a view with input blocks must have a submit button [json-pointer:/submit]"
+            )
+        if problems:
+            raise _invalid_blocks(problems)
+        self._used_triggers.add(trigger)
+        self._view_counter += 1
+        stored = {
+            **view,
+            "id": f"V{self._view_counter:08d}",
+            "team_id": self.team_id,
+            "app_id": self.app_id,
+            "bot_id": self.bot_id,
+            "hash": f"{self._view_counter}.modal",
+            "state": {"values": {}},
+        }
+        self.opened_views.append(stored)
         return {"ok": True, "view": dict(stored)}
 
     def _conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -110,6 +110,7 @@ def block_actions_body(
     trigger_id: str = "t1",
     action_type: str = "button",
     api_app_id: str = API_APP_ID,
+    selected_option: dict[str, Any] | None = None,
 ) -> str:
     """A form-encoded ``payload=<json>`` block_actions interaction.
 
@@ -127,6 +128,9 @@ def block_actions_body(
     }
     if action_type == "button":
         action["text"] = {"type": "plain_text", "text": value[:75] or "button", "emoji": True}
+    if selected_option is not None:  # an overflow menu or a select: no `value` of its own
+        del action["value"]
+        action["selected_option"] = selected_option
     payload: dict[str, Any] = {
         "type": "block_actions",
         "user": {"id": user_id, "username": "tester", "name": "tester", "team_id": team_id},
@@ -157,6 +161,31 @@ def block_actions_body(
         payload["view"] = home
         if response_url is not None:
             payload["response_url"] = response_url
+    return urlencode({"payload": json.dumps(payload)})
+
+
+def view_submission_body(
+    view: dict[str, Any],
+    values: dict[str, dict[str, dict[str, Any]]],
+    user_id: str = "U123",
+    team_id: str = "T0001",
+    *,
+    api_app_id: str = API_APP_ID,
+) -> str:
+    """A form-encoded ``view_submission`` of ``view`` (as ``views.open`` returned it) with
+    ``values`` as its ``state.values`` (block id -> action id -> element state)."""
+    payload = {
+        "type": "view_submission",
+        "team": {"id": team_id, "domain": TEAM_DOMAIN},
+        "user": {"id": user_id, "username": "tester", "name": "tester", "team_id": team_id},
+        "api_app_id": api_app_id,
+        "token": VERIFICATION_TOKEN,
+        "trigger_id": f"{int(time.time())}.1.view",
+        "view": {**view, "state": {"values": values}},
+        "response_urls": [],
+        "is_enterprise_install": False,
+        "enterprise": None,
+    }
     return urlencode({"payload": json.dumps(payload)})
 
 

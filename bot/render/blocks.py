@@ -29,6 +29,10 @@ MAX_TITLE_CHARS = 300
 SUBSCRIBE_ACTION_ID = "prdigest_subscribe"  # button value: a role slug
 UNSUBSCRIBE_ACTION_ID = "prdigest_unsubscribe"
 MORE_ACTION_ID = "prdigest_more"
+NOTE_MENU_ACTION_ID = "prdigest_note"  # per note: "prdigest_note:<id>"; values below
+FIX_OPTION = "fix"  # option value "fix:<id>": open the correction modal
+SHOW_OPTION = "show"  # option value "show:<id>": the whole note, only to the clicker
+REVISED_MARK = ":pencil2: _已更新 / revised_"
 
 VERDICT_EMOJI = {
     Verdict.DEEP: ":large_green_circle:",
@@ -66,6 +70,37 @@ def note_block(note: Note, role: str | None, taxonomy: Taxonomy) -> Block:
         "block_id": f"note-{note.id}",
         "text": {"type": "mrkdwn", "text": note_mrkdwn(note, role, taxonomy)},
     }
+
+
+def note_menu(note: Note) -> dict[str, Any]:
+    """The "…" menu of a note in a digest thread or a lookup reply."""
+    options: list[dict[str, Any]] = [
+        _option("Fix roles…", f"{FIX_OPTION}:{note.id}"),
+        _option("Show the whole note", f"{SHOW_OPTION}:{note.id}"),
+    ]
+    if note.pr_url and len(note.pr_url) <= 3000:
+        options.append({**_option("Open the PR", f"pr:{note.id}"), "url": note.pr_url})
+    return {
+        "type": "overflow",
+        "action_id": f"{NOTE_MENU_ACTION_ID}:{note.id}",
+        "options": options,
+    }
+
+
+def _option(text: str, value: str) -> dict[str, Any]:
+    return {"text": {"type": "plain_text", "text": text}, "value": value}
+
+
+def menu_note_block(
+    note: Note, role: str | None, taxonomy: Taxonomy, *, revised: bool = False
+) -> Block:
+    """A note with its "…" menu, marked "revised" when its posted message was updated."""
+    block = note_block(note, role, taxonomy)
+    if revised:
+        text = clip(block["text"]["text"], MAX_SECTION_TEXT - len(REVISED_MARK) - 1)
+        block["text"]["text"] = f"{text}\n{REVISED_MARK}"
+    block["accessory"] = note_menu(note)
+    return block
 
 
 def note_plain_text(note: Note, role: str | None) -> str:

@@ -20,6 +20,7 @@ from bot.render.blocks import (
     escaped,
     header_block,
     link,
+    menu_note_block,
     note_block,
     pack_groups,
     section_block,
@@ -86,23 +87,27 @@ def subscribe_block(role: Role) -> Block:
     }
 
 
+def role_heading(section: RoleSection, addition: bool, part: str = "") -> Block:
+    """The first block of a role's thread reply: the role, its note count and verdicts."""
+    label = f" · {ADDITION_LABEL}" if addition else ""
+    return section_block(
+        f"*{escape(section.role.label)}*{part} — {len(section.notes)} notes · "
+        f"{_tally(section)}{label}"
+    )
+
+
 def role_messages(section: RoleSection, digest: Digest, taxonomy: Taxonomy) -> list[Message]:
     """One role's thread replies: its notes best first, split where Block Kit requires.
 
     Every reply starts with the role heading; the last one carries the subscribe button.
     """
     role = section.role
-    groups = [[note_block(n, role.slug, taxonomy)] for n in section.notes]
+    groups = [[menu_note_block(n, role.slug, taxonomy)] for n in section.notes]
     packed = pack_groups(groups, reserve_blocks=_RESERVE_BLOCKS, reserve_chars=_RESERVE_CHARS)
     out: list[Message] = []
     for index, chunk in enumerate(packed, start=1):
         part = f" ({index}/{len(packed)})" if len(packed) > 1 else ""
-        addition = f" · {ADDITION_LABEL}" if digest.addition else ""
-        heading = (
-            f"*{escape(role.label)}*{part} — {len(section.notes)} notes · "
-            f"{_tally(section)}{addition}"
-        )
-        blocks: list[Block] = [section_block(heading), *chunk]
+        blocks: list[Block] = [role_heading(section, digest.addition, part), *chunk]
         if index == len(packed):
             blocks.append(subscribe_block(role))
         out.append(

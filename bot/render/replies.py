@@ -29,6 +29,7 @@ from bot.render.blocks import (
     escape,
     escaped,
     header_block,
+    menu_note_block,
     note_block,
     note_plain_text,
     section_block,
@@ -101,7 +102,8 @@ def help_reply(usage_rows: Sequence[tuple[str, str]]) -> Message:
         context_block(
             "Each note says whether a PR is worth a close read (精读), a skim (浏览) "
             "or can be skipped (可略过), and for whom. Open the app's Home tab to manage "
-            "subscriptions with buttons."
+            "subscriptions with buttons. A note's … menu shows it whole or, for editors, "
+            "fixes its roles and verdict (Fix roles…)."
         ),
     ]
     text = "prdigest commands:\n" + "\n".join(f"{escape(u)} — {escape(s)}" for u, s in usage_rows)
@@ -376,7 +378,7 @@ def note_page(
         new: list[Block] = []
         if groups is not None and slug is not None and slug != current:
             new.append(context_block(f"*{escaped(groups.get(slug, slug), 200)}*"))
-        new.append(note_block(note, slug, taxonomy))
+        new.append(menu_note_block(note, slug, taxonomy))
         size = sum(block_text_size(b) for b in new)
         if page and (
             used + size > budget_chars

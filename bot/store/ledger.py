@@ -29,6 +29,7 @@ from bot.store.schema import (
     digest_run_notes,
     digest_runs,
     dm_deliveries,
+    note_fixes,
     notes,
 )
 from bot.store.sql import aware, utcnow
@@ -85,6 +86,24 @@ class Plan:
 
     note_roles: dict[int, str]
     parts: list[PlannedPart]
+    note_parts: dict[int, str] = field(default_factory=dict)  # note id -> the part holding it
+
+
+@dataclass(frozen=True)
+class StaleMessage:
+    """A posted thread message whose notes changed (`revised`: those to mark) since."""
+
+    run_id: int
+    run_key: str
+    part: str
+    role: str
+    addition: bool
+    ts: str
+    channel: str
+    payload: dict[str, Any]
+    role_note_ids: list[int]  # every note of the run in this role's thread
+    role_parts: int  # how many messages that thread has
+    revised: set[int]
 
 
 @dataclass(frozen=True)
@@ -403,10 +422,17 @@ class Ledger:
                 conn.execute(
                     digest_run_notes.insert(),
                     [
-                        {"run_id": run_id, "note_id": note_id, "channel": channel, "role": role}
+                        {
+                            "run_id": run_id,
+                            "note_id": note_id,
+                            "channel": channel,
+                            "role": role,
+                            "part": planned.note_parts.get(note_id),
+                        }
                         for note_id, role in planned.note_roles.items()
                     ],
                 )
+                self._mark_shown(conn, run_id)
             self._insert_parts(conn, run_id, planned.parts, start=0)
             conn.execute(
                 digest_runs.update()
@@ -415,6 +441,132 @@ class Ledger:
             )
             row = conn.execute(sa.select(digest_runs).where(digest_runs.c.id == run_id)).one()
         return Claim("new", run=_run(row))
+
+    @staticmethod
+    def _mark_shown(conn: Connection, run_id: int, note_ids: Sequence[int] | None = None) -> None:
+        """Record the notes of a run as they are now (content and fix) as what was shown."""
+        shown_hash = (
+            sa.select(notes.c.content_hash)
+            .where(notes.c.id == digest_run_notes.c.note_id)
+            .scalar_subquery()
+        )
+        shown_fix = sa.func.coalesce(
+            sa.select(note_fixes.c.revision)
+            .where(note_fixes.c.note_id == digest_run_notes.c.note_id)
+            .scalar_subquery(),
+            0,
+        )
+        stmt = digest_run_notes.update().where(digest_run_notes.c.run_id == run_id)
+        if note_ids is not None:
+            stmt = stmt.where(digest_run_notes.c.note_id.in_(list(note_ids)))
+        conn.execute(stmt.values(shown_hash=shown_hash, shown_fix=shown_fix))
+
+    # -- revisions in place ----------------------------------------------------------------
+
+    def stale_messages(
+        self, channel: str, note_ids: Iterable[int] | None = None
+    ) -> list[StaleMessage]:
+        """Posted channel messages holding a note revised or fixed since it was posted."""
+        fix_rev = sa.func.coalesce(note_fixes.c.revision, 0)
+        stale = (
+            sa.select(digest_run_notes.c.run_id, digest_run_notes.c.part)
+            .join(notes, notes.c.id == digest_run_notes.c.note_id)
+            .outerjoin(note_fixes, note_fixes.c.note_id == digest_run_notes.c.note_id)
+            .where(
+                digest_run_notes.c.channel == channel,
+                digest_run_notes.c.part.is_not(None),
+                sa.or_(
+                    digest_run_notes.c.shown_hash.is_(None),
+                    digest_run_notes.c.shown_hash != notes.c.content_hash,
+                    digest_run_notes.c.shown_fix != fix_rev,
+                ),
+            )
+        )
+        if note_ids is not None:
+            stale = stale.where(digest_run_notes.c.note_id.in_(list(note_ids)))
+        found: list[StaleMessage] = []
+        with self.engine.connect() as conn:
+            keys = sorted({(row.run_id, row.part) for row in conn.execute(stale)})
+            for run_id, part in keys:
+                message = conn.execute(
+                    sa.select(delivered_messages, digest_runs.c.run_key, digest_runs.c.addition)
+                    .join(digest_runs, digest_runs.c.id == delivered_messages.c.run_id)
+                    .where(
+                        delivered_messages.c.run_id == run_id,
+                        delivered_messages.c.part == part,
+                        delivered_messages.c.ts.is_not(None),
+                    )
+                ).first()
+                if message is None:
+                    continue  # not posted yet: it goes out as planned, and is updated later
+                rows = conn.execute(
+                    sa.select(
+                        digest_run_notes.c.note_id,
+                        digest_run_notes.c.role,
+                        digest_run_notes.c.part,
+                        digest_run_notes.c.shown_hash,
+                        digest_run_notes.c.shown_fix,
+                        digest_run_notes.c.revised,
+                        notes.c.content_hash,
+                        fix_rev.label("fix_rev"),
+                    )
+                    .join(notes, notes.c.id == digest_run_notes.c.note_id)
+                    .outerjoin(note_fixes, note_fixes.c.note_id == digest_run_notes.c.note_id)
+                    .where(digest_run_notes.c.run_id == run_id)
+                ).all()
+                role = next(r.role for r in rows if r.part == part)
+                found.append(
+                    StaleMessage(
+                        run_id=run_id,
+                        run_key=message.run_key,
+                        part=part,
+                        role=role,
+                        addition=bool(message.addition),
+                        ts=message.ts,
+                        channel=message.posted_channel or message.channel,
+                        payload=dict(message.payload),
+                        role_note_ids=[r.note_id for r in rows if r.role == role],
+                        role_parts=len({r.part for r in rows if r.role == role}),
+                        revised={
+                            r.note_id
+                            for r in rows
+                            if r.part == part
+                            and (
+                                r.revised
+                                or r.shown_hash != r.content_hash
+                                or r.shown_fix != r.fix_rev
+                            )
+                        },
+                    )
+                )
+        return found
+
+    def record_update(self, message: StaleMessage, payload: dict[str, Any]) -> None:
+        """The message was updated in Slack: it now shows its notes as they are."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                delivered_messages.update()
+                .where(
+                    delivered_messages.c.run_id == message.run_id,
+                    delivered_messages.c.part == message.part,
+                )
+                .values(payload=payload)
+            )
+            in_part = sa.select(digest_run_notes.c.note_id).where(
+                digest_run_notes.c.run_id == message.run_id,
+                digest_run_notes.c.part == message.part,
+            )
+            ids = list(conn.execute(in_part).scalars())
+            self._mark_shown(conn, message.run_id, ids)
+            if message.revised:
+                conn.execute(
+                    digest_run_notes.update()
+                    .where(
+                        digest_run_notes.c.run_id == message.run_id,
+                        digest_run_notes.c.note_id.in_(sorted(message.revised)),
+                    )
+                    .values(revised=True)
+                )
 
     @staticmethod
     def _insert_parts(

@@ -1,0 +1,113 @@
+"""A note's "…" menu (fix its roles, show it whole) and the correction modal's submission."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_bolt.context.respond import Respond
+from slack_sdk import WebClient
+
+from bot.corrections import FixError, fix_note
+from bot.listeners.actions import _channel, _who
+from bot.listeners.commands import send_ephemeral
+from bot.posting import DeliveryError
+from bot.render.blocks import FIX_OPTION, NOTE_MENU_ACTION_ID, SHOW_OPTION
+from bot.render.corrections import (
+    FIX_CALLBACK_ID,
+    ROLES_BLOCK,
+    fix_modal,
+    fix_saved_reply,
+    form_errors,
+    not_editor_reply,
+    note_detail_reply,
+    read_fix_form,
+)
+from bot.render.replies import error_reply
+from bot.revisions import update_revised_messages
+from bot.services import Services
+
+log = logging.getLogger(__name__)
+
+_MENU = re.compile(rf"^{re.escape(NOTE_MENU_ACTION_ID)}(:\d+)?$")
+
+
+def register(app: App, services: Services) -> None:
+    @app.action(_MENU)
+    def on_note_menu(
+        ack: Ack,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+    ) -> None:
+        ack()
+        _team, user_id = _who(body)
+        if not user_id:
+            return
+        channel = _channel(body)
+        value = str((action.get("selected_option") or {}).get("value") or "")
+        kind, _, raw = value.partition(":")
+        if kind == "pr":
+            return  # a link: Slack opened it in the browser
+        note = services.store.get_notes([int(raw)]) if raw.isdigit() else []
+        if kind not in (FIX_OPTION, SHOW_OPTION) or not note:
+            reply = error_reply("That note is no longer there; nothing was done.")
+            send_ephemeral(respond, client, channel, user_id, reply)
+            return
+        fix = services.store.get_fix(note[0].id)
+        if kind == SHOW_OPTION:
+            reply = note_detail_reply(note[0], fix, services.taxonomy)
+            send_ephemeral(respond, client, channel, user_id, reply)
+            return
+        if not services.settings.may_edit(user_id):
+            reply = not_editor_reply(sorted(services.settings.editor_ids))
+            send_ephemeral(respond, client, channel, user_id, reply)
+            return
+        view = fix_modal(note[0], fix, services.taxonomy, channel)
+        client.views_open(trigger_id=str(body.get("trigger_id") or ""), view=view)
+
+    @app.view(FIX_CALLBACK_ID)
+    def on_fix_submitted(
+        ack: Ack, body: dict[str, Any], view: dict[str, Any], client: WebClient
+    ) -> None:
+        user_id = str((body.get("user") or {}).get("id") or "")
+        form = read_fix_form(view)
+        if form is None:
+            ack(
+                response_action="errors",
+                errors={ROLES_BLOCK: "This form is out of date: open it again from the note."},
+            )
+            return
+        if not user_id or not services.settings.may_edit(user_id):
+            ack(
+                response_action="errors",
+                errors={ROLES_BLOCK: "Only editors can fix notes; nothing was changed."},
+            )
+            return
+        errors = form_errors(form, services.taxonomy)
+        if errors:
+            ack(response_action="errors", errors=errors)
+            return
+        try:
+            result = fix_note(
+                services, form.note_id, form.roles, form.primary, form.verdict, user_id
+            )
+        except FixError as exc:
+            ack(response_action="errors", errors={ROLES_BLOCK: str(exc)[:200]})
+            return
+        ack()
+        updated = 0
+        channel = services.settings.channel
+        if channel:
+            try:
+                updated = update_revised_messages(
+                    services, client, channel, note_ids=[form.note_id]
+                ).updated
+            except DeliveryError as exc:
+                log.warning("note %s fixed, its digest message not updated: %s", form.note_id, exc)
+        if form.channel:
+            reply = fix_saved_reply(result.after, updated, services.taxonomy)
+            client.chat_postEphemeral(channel=form.channel, user=user_id, **reply)

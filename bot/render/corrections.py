@@ -1,0 +1,218 @@
+"""Block Kit of corrections: the "Fix roles…" modal, reading its submission, and replies.
+
+Pure functions: a view or message dict out, nothing sent. Option texts are plain_text
+(nothing in them is markup); everything in mrkdwn is escaped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.domain import Note, NoteFix, Role, Verdict
+from bot.render.blocks import Block, context_block, section_block, verdict_badge
+from bot.render.mrkdwn import clip, escape, escaped, link
+from bot.render.replies import Message, error_reply, message
+from bot.taxonomy import Taxonomy
+
+FIX_CALLBACK_ID = "prdigest_fix"
+ROLES_BLOCK = "roles"
+PRIMARY_BLOCK = "primary"
+VERDICT_BLOCK = "verdict"
+MAX_CHECKBOXES = 10  # Slack's limit; larger taxonomies get a multi-select
+MAX_SELECT_OPTIONS = 100
+MAX_OPTION_TEXT = 75
+VIEW_TITLE = "Fix roles"
+_VERDICT_TEXT = {
+    Verdict.DEEP: "精读 deep: worth a close read",
+    Verdict.SKIM: "浏览 skim: worth a skim",
+    Verdict.SKIP: "可略过 skip: can be skipped",
+}
+
+
+def _option(text: str, value: str) -> dict[str, Any]:
+    return {
+        "text": {"type": "plain_text", "text": clip(text, MAX_OPTION_TEXT, plain=True)},
+        "value": value,
+    }
+
+
+def _role_option(role: Role) -> dict[str, Any]:
+    return _option(f"{role.label} ({role.slug})", role.slug)
+
+
+def _offered_roles(taxonomy: Taxonomy, current: Sequence[str]) -> list[Role]:
+    """Every role, or (past Slack's 100 options) the note's roles first, then the others."""
+    roles = list(taxonomy.roles)
+    if len(roles) <= MAX_SELECT_OPTIONS:
+        return roles
+    mine = [r for r in roles if r.slug in current]
+    return mine + [r for r in roles if r.slug not in current][: MAX_SELECT_OPTIONS - len(mine)]
+
+
+def fix_modal(
+    note: Note, fix: NoteFix | None, taxonomy: Taxonomy, channel: str | None
+) -> dict[str, Any]:
+    """The modal: the note's roles as checkboxes (a multi-select past ten roles), the
+    primary role and the verdict as selects, each set to the note's current values."""
+    offered = _offered_roles(taxonomy, note.roles)
+    current = [r for r in offered if r.slug in note.roles]
+    options = [_role_option(r) for r in offered]
+    initial = [_role_option(r) for r in current]
+    roles_element: dict[str, Any] = {
+        "type": "checkboxes" if len(options) <= MAX_CHECKBOXES else "multi_static_select",
+        "action_id": ROLES_BLOCK,
+        "options": options,
+    }
+    if roles_element["type"] == "multi_static_select":
+        roles_element["placeholder"] = {"type": "plain_text", "text": "Pick roles"}
+    if initial:
+        roles_element["initial_options"] = initial
+    primary_element: dict[str, Any] = {
+        "type": "static_select",
+        "action_id": PRIMARY_BLOCK,
+        "placeholder": {"type": "plain_text", "text": "Pick the primary role"},
+        "options": options,
+    }
+    primary = next((r for r in offered if r.slug == note.primary_role), None)
+    if primary is not None:
+        primary_element["initial_option"] = _role_option(primary)
+    verdicts = [_option(_VERDICT_TEXT[v], v.value) for v in Verdict]
+    verdict_element = {
+        "type": "static_select",
+        "action_id": VERDICT_BLOCK,
+        "options": verdicts,
+        "initial_option": verdicts[list(Verdict).index(note.verdict)],
+    }
+    title = link(note.pr_url, note.title, 300) if note.pr_url else escaped(note.title, 300)
+    blocks: list[Block] = [
+        section_block(f"*{title}*\n{verdict_badge(note.verdict)} · note #{note.id}"),
+        _input(ROLES_BLOCK, "Roles: who should read it", roles_element),
+        _input(PRIMARY_BLOCK, "Primary role: the thread it belongs in", primary_element),
+        _input(VERDICT_BLOCK, "Verdict", verdict_element),
+        context_block(_fix_line(fix)),
+    ]
+    metadata = json.dumps({"note": note.id, "channel": channel or ""})
+    return {
+        "type": "modal",
+        "callback_id": FIX_CALLBACK_ID,
+        "private_metadata": metadata,
+        "title": {"type": "plain_text", "text": VIEW_TITLE},
+        "submit": {"type": "plain_text", "text": "Save"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": blocks,
+    }
+
+
+def _input(block_id: str, label: str, element: dict[str, Any]) -> Block:
+    return {
+        "type": "input",
+        "block_id": block_id,
+        "label": {"type": "plain_text", "text": label},
+        "element": element,
+    }
+
+
+def _fix_line(fix: NoteFix | None) -> str:
+    if fix is None:
+        return "Set by the classifier. A fix wins over it from now on, for everyone."
+    when = fix.fixed_at.strftime("%Y-%m-%d %H:%M UTC")
+    return f"Last fixed by {escape(fix.fixed_by)} on {when}. Saving replaces that fix."
+
+
+@dataclass(frozen=True)
+class FixForm:
+    """What an editor submitted: the note, its roles, the primary role and the verdict."""
+
+    note_id: int
+    channel: str | None
+    roles: tuple[str, ...]
+    primary: str | None
+    verdict: Verdict | None
+
+
+def read_fix_form(view: Mapping[str, Any]) -> FixForm | None:
+    """The submitted values; None when the view is not one of ours (bad metadata)."""
+    try:
+        meta = json.loads(str(view.get("private_metadata") or ""))
+        note_id = int(meta["note"])
+        channel = str(meta.get("channel") or "") or None
+    except (ValueError, TypeError, KeyError):
+        return None
+    values = (view.get("state") or {}).get("values") or {}
+
+    def state(block: str) -> Mapping[str, Any]:
+        found = (values.get(block) or {}).get(block)
+        return found if isinstance(found, Mapping) else {}
+
+    picked = state(ROLES_BLOCK).get("selected_options") or []
+    roles = tuple(str(o.get("value")) for o in picked if isinstance(o, Mapping))
+    primary = (state(PRIMARY_BLOCK).get("selected_option") or {}).get("value")
+    verdict_value = (state(VERDICT_BLOCK).get("selected_option") or {}).get("value")
+    verdict = Verdict(verdict_value) if verdict_value in {v.value for v in Verdict} else None
+    return FixForm(note_id, channel, roles, str(primary) if primary else None, verdict)
+
+
+def form_errors(form: FixForm, taxonomy: Taxonomy) -> dict[str, str]:
+    """Problems to show next to the modal's inputs (empty: the form is fine)."""
+    errors: dict[str, str] = {}
+    unknown = [r for r in form.roles if r not in taxonomy.slugs]
+    if not form.roles:
+        errors[ROLES_BLOCK] = "Pick at least one role."
+    elif unknown:
+        errors[ROLES_BLOCK] = f"No longer a role: {', '.join(unknown)[:100]}. Reopen the menu."
+    if form.primary is None:
+        errors[PRIMARY_BLOCK] = "Pick the primary role."
+    elif form.roles and form.primary not in form.roles:
+        errors[PRIMARY_BLOCK] = "The primary role must be one of the roles ticked above."
+    if form.verdict is None:
+        errors[VERDICT_BLOCK] = "Pick a verdict."
+    return errors
+
+
+def not_editor_reply(editors: Sequence[str]) -> Message:
+    """A member outside PRDIGEST_EDITORS asked to fix a note: nothing changes."""
+    shown = ", ".join(escape(e) for e in sorted(editors)[:10])
+    return error_reply(
+        "Only editors can fix notes, and you are not one of them; nothing was changed. "
+        f"Editors: {shown}. An admin adds editors with PRDIGEST_EDITORS."
+    )
+
+
+def fix_saved_reply(note: Note, updated: int, taxonomy: Taxonomy) -> Message:
+    """Confirmation to the editor after a fix."""
+    names = ", ".join(_names(note.roles, taxonomy))
+    where = (
+        f" Updated {updated} digest message{'s' if updated != 1 else ''} in place."
+        if updated
+        else ""
+    )
+    text = (
+        f"Fixed “{escaped(note.title, 200)}”: {escape(names)} · {note.verdict.badge} "
+        f"(primary {escape(note.primary_role)}).{where}"
+    )
+    return message(text, [section_block(f":white_check_mark: {text}")])
+
+
+def _names(slugs: Sequence[str], taxonomy: Taxonomy) -> list[str]:
+    out = []
+    for slug in slugs:
+        try:
+            out.append(taxonomy.get(slug).name_en)
+        except KeyError:
+            out.append(slug)
+    return out
+
+
+def note_detail_reply(note: Note, fix: NoteFix | None, taxonomy: Taxonomy) -> Message:
+    """The whole note, for the one reader who asked from its menu."""
+    title = link(note.pr_url, note.title, 300) if note.pr_url else escaped(note.title, 300)
+    roles = escape(" · ".join(_names(note.roles, taxonomy)))
+    blocks: list[Block] = [
+        section_block(f"*{title}*\n{verdict_badge(note.verdict)} · {roles}"),
+        section_block(escaped(note.paragraph, 2900)),
+        context_block(f"note #{note.id} · {escape(note.source)} · {_fix_line(fix)}"),
+    ]
+    return message(f"{escaped(note.title, 300)}: {escaped(note.paragraph, 2000)}", blocks)
