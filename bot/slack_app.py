@@ -6,6 +6,7 @@ Nothing here runs at import time; `prdigest serve` and the tests call `build_app
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from typing import Any
 from slack_bolt import App
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.context.respond import Respond
+from slack_bolt.listener.custom_listener import CustomListener
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
@@ -74,8 +76,39 @@ def build_app(
     actions.register(app, services)
     corrections.register(app, services)
     events.register(app, services)
-    app.error(_failure_handler(services, link))
+    answer_failure = _failure_handler(services, link)
+    app.error(answer_failure)
+    _answer_failures_inside(app, answer_failure)
     return app
+
+
+def _answer_failures_inside(app: App, answer_failure: Callable[..., None]) -> None:
+    """Run the error handler inside every listener that acknowledges by itself.
+
+    Bolt's threaded runner loses the acknowledgement when such a listener raises soon after
+    `ack()` (it resets the recorded ack before the request thread has read it, and Slack
+    then reports the command as failed): a database that refuses connections does exactly
+    that. The one error handler stays the only place that decides what to answer.
+    """
+    for listener in app._listeners:  # no public way to reach the registered functions
+        if isinstance(listener, CustomListener) and not listener.auto_acknowledgement:
+            listener.ack_function = _answering(listener.ack_function, answer_failure)
+
+
+def _answering(function: Callable[..., Any], answer_failure: Callable[..., None]) -> Any:
+    @functools.wraps(function)
+    def run(**kwargs: Any) -> Any:
+        try:
+            return function(**kwargs)
+        except Exception as error:
+            ack = kwargs.get("ack")
+            if ack is not None and ack.response is None:
+                ack()
+            body = kwargs.get("body") or kwargs.get("command") or {}
+            answer_failure(error, body, kwargs.get("respond"), kwargs.get("client"))
+            return None
+
+    return run
 
 
 @contextmanager
@@ -110,7 +143,7 @@ def _failure_handler(services: Services, link: SlackLink) -> Callable[..., None]
         else:
             log.error("listener failed: %s", error, exc_info=error)
         try:
-            if respond is not None:
+            if respond is not None and respond.response_url:
                 respond(response_type="ephemeral", replace_original=False, **reply)
                 return
             channel, user = _channel_and_user(body)
