@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
-from bot.domain import Classification, Verdict
+from bot.domain import Classification, Confidence, Verdict
 from bot.taxonomy import Taxonomy
+from bot.verdicts import CONTRAST, HEDGE, Cue, find_cues, weak_hint
 
 __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
 
@@ -130,180 +132,38 @@ def _key(term: str) -> str:
     return "".join(term.split())
 
 
-# --------------------------------------------------------------------------- verdict cues
+# --------------------------------------------------------------------------- audiences
 
-# Verdict cues are literals (one trie regex, scanned once); a "deep" cue preceded by a
-# negator in the same clause ("不值得精读", "not worth a close read") reads as skip.
-_VERDICT_CUES: dict[str, str] = {
-    **dict.fromkeys(
-        [
-            "精读",
-            "细读",
-            "细看",
-            "深读",
-            "必读",
-            "值得一读",
-            "值得深入",
-            "推荐阅读",
-            "强烈推荐",
-            "close read",
-            "careful read",
-            "closer read",
-            "deep read",
-            "in-depth read",
-            "must read",
-            "must-read",
-            "recommended reading",
-            "required reading",
-            "essential reading",
-            "worth reading",
-            "worth a read",
-            "worth studying",
-            "read closely",
-            "read carefully",
-            "read it closely",
-            "read it carefully",
-            "read in depth",
-            "worth a careful look",
-            "worth a close look",
-            "仔细阅读",
-            "仔细读",
-            "认真读",
-            "认真阅读",
-            "逐行读",
-            "重点阅读",
-            "deep dive",
-            "deep-dive",
-            "read in full",
-            "highly recommended",
-            "recommended for",
-            "worth your time",
-        ],
-        "deep",
-    ),
-    **dict.fromkeys(
-        [
-            "快速浏览",
-            "浏览",
-            "略读",
-            "速览",
-            "扫一眼",
-            "粗读",
-            "泛读",
-            "即可读完",
-            "几分钟",
-            "分钟即可",
-            "skim",
-            "skimmed",
-            "skimming",
-            "quick look",
-            "quick read",
-            "quick glance",
-            "glance",
-            "few minutes",
-            "看一眼",
-            "瞄一眼",
-            "过一眼",
-            "粗看",
-            "大致看看",
-            "quick scan",
-            "skim through",
-            "light read",
-            "worth a look",
-            "browse",
-        ],
-        "skim",
-    ),
-    **dict.fromkeys(
-        [
-            "可略过",
-            "可以略过",
-            "略过",
-            "可跳过",
-            "可以跳过",
-            "跳过",
-            "不值得读",
-            "不值得一读",
-            "不值得阅读",
-            "无需阅读",
-            "不必阅读",
-            "没有阅读价值",
-            "没有阅读必要",
-            "无阅读价值",
-            "阅读必要",
-            "不必打开",
-            "不必看",
-            "无需看",
-            "skip",
-            "skipped",
-            "skippable",
-            "not worth reading",
-            "not worth your time",
-            "no need to read",
-            "can be ignored",
-            "不用看",
-            "不需要看",
-            "不用读",
-            "不必读",
-            "不需要读",
-            "不值得看",
-            "价值不大",
-            "nothing worth reading",
-            "no need to look",
-            "no need to open",
-        ],
-        "skip",
-    ),
-    # Says there is nothing to read; like a negated deep cue, a later skim cue in the same
-    # sentence wins ("没什么可读的，看一眼修复点就行").
-    **dict.fromkeys(
-        [
-            "没什么可读",
-            "没有什么可读",
-            "没啥可读",
-            "乏善可陈",
-            "nothing to read",
-            "not much to read",
-            "little to read",
-            "nothing much to see",
-        ],
-        "neg",
-    ),
-}
-_VERDICT_RE = re.compile(_trie_regex(_VERDICT_CUES))
-_NEGATOR_ZH = re.compile(
-    r"(?:不值得|不太值得|未必值得|不必|无需|无须|不用|用不着|不需要|没必要|而非|并非|不是|算不上|谈不上"
-    r"|不建议)[^,。;]{0,4}$"
-)
-_NEGATOR_EN = re.compile(
-    r"\b(?:not|no need to|no need for|don't|do not|doesn't|does not|isn't|is not|needn't"
-    r"|without|rather than|never|hardly|won't|nor)\b[^,;.]{0,16}$"
+# A group of readers named by what they do: "做量化的同学", "KV 缓存方向的工程师",
+# "whoever owns the Dockerfile", "kernel authors", "if you maintain chat templates".
+_AUDIENCE = tuple(
+    re.compile(p)
+    for p in (
+        r"[^,;:。!?]{1,24}?(?:同学|同事|工程师|开发者|开发人员|维护者|负责人|读者|用户|团队|小组"
+        r"|人员|作者|朋友|的人|一方|那边|这边|侧)",
+        r"(?:对于|对|给)[^,;:。!?]{1,30}?(?:来说|而言)",
+        r"\bfor\s+[^;:,.()]{1,60}",
+        r"(?:[\w./+-]+\s+){0,3}[\w./+-]+\s+(?:folks|people|maintainers?|owners?|authors?"
+        r"|developers?|devs|engineers?|users?|teams?|crowd|reviewers?|contributors?|side)\b",
+        r"\b(?:whoever|anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who\s+)?"
+        r"(?:\w+\s+){0,2}?(?:owns?|maintains?|maintaining|works?\s+on|working\s+on"
+        r"|touch(?:es|ing)?|runs?|running|cares?\s+about|deploys?|deploying|uses?|using|ships?"
+        r"|shipping|writes?|writing|adds?|adding|debug(?:s|ging)?|tracks?|tracking)\s+[^;:,.]{1,60}",
+        r"\b(?:if|unless)\s+you\s+(?:\w+\s+){0,2}?(?:own|maintain|work\s+on|touch|care\s+about"
+        r"|run|deploy|use|ship|write|add|debug|track|integrate)\s+[^;:,.]{1,60}",
+    )
 )
 
-
-def _verdict_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, str]]:
-    """(offset, kind) of each verdict cue: deep, skim, skip or neg (negated deep, "没什么可读")."""
-    size = len(text)
-    for m in _VERDICT_RE.finditer(text, start, size if end is None else end):
-        s, e = m.span()
-        cue = m.group()
-        if cue[0] in _ASCII_ALNUM:
-            if s > 0 and text[s - 1] in _ASCII_ALNUM:
-                continue
-            if e < size and text[e] in _ASCII_ALNUM and text[e] != "s":
-                continue
-        kind = _VERDICT_CUES.get(cue) or _VERDICT_CUES[" ".join(cue.split())]
-        if kind == "deep":
-            window = text[max(0, s - 24) : s]
-            negator = _NEGATOR_EN if cue[0] in _ASCII_ALNUM else _NEGATOR_ZH
-            if negator.search(window):
-                kind = "neg"
-        yield s, kind
-
-
-_CLOSED_RE = re.compile(
-    r"已关闭|未合并|已撤回|被关闭|最终关闭|草案|\((?:closed|open|draft|reverted|withdrawn)\)"
-    r"|\bwithdrawn\b|\bwas closed\b|\bclosed rather than merged\b|\bnever merged\b"
+# What may precede "其余读者", "everyone else" in its clause.
+_SUBJECT_LEAD = frozenset(
+    {"", "而", "但", "但是", "不过", "对", "对于", "至于", "其中"}
+    | {"and", "but", "while", "for", "whereas"}
+)
+_AUDIENCE_HINT = re.compile(
+    r"同学|同事|工程师|开发|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方|那边|这边|侧"
+    r"|来说|而言|\bfor\b|folks|people|maintainer|owner|author|develop|devs|engineer|user|team"
+    r"|crowd|reviewer|contributor|expert|side|whoever|anyone|anybody|everyone|those|someone"
+    r"|readers|\bif you|unless you"
 )
 
 # Audience spans: "值得<X>精读", "对<X>来说", "for <X>".
@@ -410,7 +270,8 @@ _AUX_RE = re.compile(_trie_regex(_AUX_CUES))
 _OTHERS_SUBJECT = re.compile(
     r"(?:其余|其他|其它|别的|剩下的|普通|一般|大多数|大部分|多数|非[^,。;]{1,12}?的"
     r"|不(?:做|负责|维护|关注|关心|从事)[^,。;]{1,12}?的)[^,。;]{0,20}$"
-    r"|\b(?:everyone|everybody|anyone)\s+else\b[^.;]{0,20}$"
+    r"|\b(?:everyone|everybody|anyone|nobody|no\s+one|no-one)\s+else\b[^.;]{0,20}$"
+    r"|(?:\botherwise\b|否则)[^.;]{0,20}$"
     r"|\b(?:most|non-[a-z0-9]+)\s+(?:readers|people|engineers|users|folks)\b[^.;]{0,20}$"
     r"|\b(?:anyone|everyone|those)\s+(?:not|who\s+(?:doesn't|does\s+not|don't|do\s+not))\b"
     r"[^.;]{0,40}$"
@@ -431,7 +292,7 @@ _OTHERS_HINT = re.compile(
 )
 # A subject that names people ("其余读者", "others"), not other parts of the PR ("其余改动").
 _READER_NOUN = re.compile(
-    r"读者|人|同学|工程师|开发者|用户|团队|方向|else|others|rest|readers|people"
+    r"otherwise|否则|读者|人|同学|工程师|开发者|用户|团队|方向|else|others|rest|readers|people"
 )
 
 
@@ -541,6 +402,48 @@ class Classifier:
                 return True
         return False
 
+    def _audience_roles(self, span: str) -> frozenset[int]:
+        """Roles named as readers in `span` ("做量化的同学", "whoever owns the Dockerfile")."""
+        if not _AUDIENCE_HINT.search(span):
+            return frozenset()
+        found: dict[int, float] = {}
+        for pattern in _AUDIENCE:
+            for m in pattern.finditer(span):
+                for index, value in self._span_roles(m.group()).items():
+                    found[index] = found.get(index, 0.0) + value
+        return frozenset(i for i, v in found.items() if v >= SPAN_MIN)
+
+    def _cue_audience(
+        self, text: str, cue: Cue, cues: list[Cue], starts: list[int]
+    ) -> frozenset[int] | str | None:
+        """Whom a verdict cue speaks to: named roles, "others" (everyone else) or None."""
+        ci = bisect.bisect_right(starts, cue.start) - 1
+        c_start, c_end = _segment(starts, len(text), ci)
+        for m in CONTRAST.finditer(text, c_start, cue.start):
+            c_start = m.end()
+        m = CONTRAST.search(text, cue.end, c_end)
+        if m is not None:
+            c_end = m.start()
+        subject = _OTHERS_SUBJECT.search(text, max(c_start, cue.start - 40), cue.start)
+        if (
+            subject is not None
+            and _READER_NOUN.search(subject.group())
+            and text[c_start : subject.start()].strip(" ,") in _SUBJECT_LEAD
+        ):
+            return "others"
+        span = text[c_start:c_end]
+        roles = self._audience_roles(span)
+        if not roles and _AUDIENCE_HINT.search(span) and any(p.search(span) for p in _AUDIENCE):
+            return "unknown"  # readers named in words no role claims
+        if not roles and ci > 0:
+            # "对做量化的同学来说，不值得精读": the readers are named in the clause before
+            p_start, p_end = _segment(starts, len(text), ci - 1)
+            if not _SENTENCE_END.search(text, p_end - 1, p_end) and not any(
+                p_start <= c.start < p_end for c in cues
+            ):
+                roles = self._audience_roles(text[p_start:p_end])
+        return roles or None
+
     def _span_roles(self, text: str) -> dict[int, float]:
         scores: dict[int, float] = {}
         for _offset, _term, weights in self._hits(text):
@@ -564,28 +467,57 @@ class Classifier:
                 clause_cache.append(_bounds(_CLAUSE_END, text))
             return clause_cache[0]
 
-        # ---- verdict: the first sentence that carries a cue decides
-        verdict: Verdict | None = None
-        verdict_sentence = -1
-        cue_iter = _verdict_cues(text)
-        first_cue = next(cue_iter, None)
-        if first_cue is not None:
-            offset, first = first_cue
-            verdict_sentence = bisect.bisect_right(sentence_starts, offset) - 1
-            if first == "neg":
-                # "不必精读，快速浏览即可" / "没什么可读的，看一眼就行": a later skim cue decides
-                s_end = _segment(sentence_starts, len(text), verdict_sentence)[1]
-                later = {kind for _, kind in _verdict_cues(text, offset + 1, s_end)}
-                verdict = Verdict.SKIM if "skim" in later else Verdict.SKIP
-            elif first == "deep":
-                verdict = Verdict.DEEP
-            elif first == "skim":
-                verdict = Verdict.SKIM
+        # ---- verdict statements: general, for named readers, for everyone else
+        cues = list(find_cues(text))
+        general: list[Cue] = []
+        unknown: list[Cue] = []  # addressed to readers no role claims
+        named_cues: list[tuple[Cue, frozenset[int]]] = []
+        others_cue: Cue | None = None
+        for cue in cues:
+            who = self._cue_audience(text, cue, cues, clauses())
+            if who is None:
+                general.append(cue)
+            elif who == "others":
+                if others_cue is None:
+                    others_cue = cue
+            elif who == "unknown":
+                unknown.append(cue)
             else:
-                verdict = Verdict.SKIP
-        if verdict is None:
-            closed = _CLOSED_RE.search(title_text) or _CLOSED_RE.search(text)
-            verdict = Verdict.SKIP if closed else Verdict.DEEP
+                named_cues.append((cue, who))
+        # ---- named readers: "做量化的同学不必看", "kernel authors should read it closely"
+        named_verdicts: dict[int, Verdict] = {}
+        softened: set[int] = set()
+        for cue, who in named_cues:
+            for index in who:
+                if index not in named_verdicts:
+                    named_verdicts[index] = cue.verdict
+                    if cue.soft:
+                        softened.add(index)
+                elif index in softened and cue.verdict is Verdict.SKIM:
+                    named_verdicts[index] = Verdict.SKIM  # "不必精读，快速浏览即可"
+                    softened.discard(index)
+        positive_named = {i: v for i, v in named_verdicts.items() if v is not Verdict.SKIP}
+
+        def sentence_of(offset: int) -> int:
+            return bisect.bisect_right(sentence_starts, offset) - 1
+
+        # The first sentence that speaks decides: a general cue there, or else what the
+        # readers it names are told ("Worth a skim for model maintainers. Nothing novel.").
+        if not general and not positive_named:
+            general = unknown
+        first_named = min(
+            (c.start for c, who in named_cues if any(i in positive_named for i in who)),
+            default=None,
+        )
+        use_general = bool(general) and (
+            first_named is None or sentence_of(general[0].start) <= sentence_of(first_named)
+        )
+        verdict_sentence = -1
+        if use_general:
+            deciding, general_verdict = _resolve(text, general, sentence_starts)
+            verdict_sentence = sentence_of(deciding.start)
+        elif first_named is not None:
+            verdict_sentence = sentence_of(first_named)
 
         # ---- role evidence
         scores = [0.0] * n_roles
@@ -646,50 +578,42 @@ class Classifier:
                 if lo <= offset < hi:
                     suppressed.update(index for index, _weight in weights)
 
-        # ---- audience split: "值得 X 精读……其余读者可略过"
-        named: dict[int, float] = {}
-        role_verdicts: dict[str, Verdict] = {}
-        others = -1  # where the "其余读者可略过" clause starts
-        others_verdict = Verdict.SKIP
-        if verdict is not Verdict.SKIP:
+        # ---- everyone else: "其余读者可略过", "nobody else needs to read this"
+        others_verdict = others_cue.verdict if others_cue is not None else None
+        if others_verdict is None:
             for start, _end, kinds in aux:
-                if "others" in kinds and "self" in kinds:
-                    others = start
-                    break
-                if "others" in kinds:
-                    m = _OTHERS_SUBJECT.search(text, max(0, start - 40), start)
-                    if m is not None:
-                        others = m.start()
-                        break
-        if others < 0 and verdict is Verdict.DEEP and _OTHERS_HINT.search(text):
-            # "值得 X 精读，普通读者快速浏览即可": everyone else gets a skim
-            for offset, kind in cue_iter:  # the cues after the first
-                if kind != "skim":
+                if "others" not in kinds:
                     continue
-                m = _OTHERS_SUBJECT.search(text, max(0, offset - 40), offset)
-                if m is not None and _READER_NOUN.search(m.group()):
-                    others = m.start()
-                    others_verdict = Verdict.SKIM
+                if "self" in kinds or _OTHERS_SUBJECT.search(text, max(0, start - 40), start):
+                    others_verdict = Verdict.SKIP
                     break
-        if others >= 0 and vs_start >= 0:
-            sentence = text[vs_start:vs_end]
-            spans = [m.group(1) for m in _SPAN_ZH.finditer(sentence)]
-            spans += [next(g for g in m.groups() if g) for m in _SPAN_EN.finditer(sentence)]
-            # "维护 API 的工程师可以看看……，其余读者可略过": the readers named just before
-            o_start = sentence_starts[bisect.bisect_right(sentence_starts, others) - 1]
-            if o_start != vs_start:
-                spans.append(text[o_start:others])
-            for span in spans:
-                for index, value in self._span_roles(span).items():
-                    named[index] = named.get(index, 0.0) + value
-            named = {i: v for i, v in named.items() if v >= SPAN_MIN and i not in suppressed}
-            if named:
-                for index, slug in enumerate(self.slugs):
-                    role_verdicts[slug] = verdict if index in named else others_verdict
+
+        # ---- the main verdict: never deep without a cue that says so
+        confidence = Confidence.HIGH
+        verdict: Verdict
+        if use_general:
+            verdict = general_verdict
+            s_start, s_end = _segment(sentence_starts, len(text), verdict_sentence)
+            if HEDGE.search(text, s_start, s_end):
+                confidence = Confidence.LOW
+            if verdict is Verdict.DEEP and any(
+                c.verdict is Verdict.SKIP and not c.soft and c.start >= s_end for c in general
+            ):
+                confidence = Confidence.LOW  # the note also says to skip it
+        elif positive_named:
+            verdict = min(positive_named.values(), key=lambda v: v.rank)
+        elif named_verdicts or others_verdict is not None:
+            verdict, confidence = Verdict.SKIM, Confidence.LOW
+        else:
+            hint = weak_hint(title_text, text)
+            verdict = hint[0] if hint is not None else Verdict.SKIM
+            confidence = Confidence.LOW
+        if verdict is not Verdict.SKIP:
+            suppressed.update(i for i, v in named_verdicts.items() if v is Verdict.SKIP)
 
         # ---- role selection
-        if named:
-            order = sorted(named, key=lambda i: (-scores[i] - named[i], i))
+        if positive_named and others_verdict is not None:
+            order = sorted(positive_named, key=lambda i: (-scores[i], i))
             roles = [self.slugs[i] for i in order]
         else:
             live = [(scores[i], i) for i in range(n_roles) if i not in suppressed]
@@ -699,14 +623,35 @@ class Classifier:
                 (i for s, i in live if s >= threshold or (i in forced and s >= MIN_SCORE / 2)),
                 key=lambda i: (-scores[i], i),
             )
+            chosen += [i for i in positive_named if i not in chosen]
             if not chosen:
                 if best > 0:
                     chosen = [max(live, key=lambda item: (item[0], -item[1]))[1]]
+                elif named_verdicts:
+                    # every reader the note names is told to skip it
+                    chosen = sorted(named_verdicts, key=lambda i: (-scores[i], i))
+                    verdict, confidence = Verdict.SKIP, Confidence.HIGH
                 else:
                     chosen = [self.slugs.index(self._fallback)]
             # A note that announces a new model is first of all a models note.
             chosen.sort(key=lambda i: i not in forced)
+            if not use_general and positive_named:
+                chosen.sort(key=lambda i: positive_named.get(i) is not verdict)
             roles = [self.slugs[i] for i in chosen]
+
+        # ---- audience-specific verdicts
+        role_verdicts: dict[str, Verdict] = {
+            self.slugs[i]: v for i, v in named_verdicts.items() if v is not verdict
+        }
+        if others_verdict is not None and others_verdict is not verdict:
+            addressed = set(named_verdicts)
+            if use_general:
+                addressed.update(self.slugs.index(r) for r in roles)
+            for index, slug in enumerate(self.slugs):
+                if index in addressed:
+                    role_verdicts[slug] = named_verdicts.get(index, verdict)
+                else:
+                    role_verdicts[slug] = others_verdict
 
         excerpt = _excerpt(display, text, sentence_starts, verdict_sentence)
         return Classification(
@@ -715,6 +660,7 @@ class Classifier:
             verdict=verdict,
             role_verdicts=role_verdicts,
             excerpt=excerpt,
+            verdict_confidence=confidence,
         )
 
     def scores(self, title: str, paragraph: str) -> dict[str, float]:
@@ -724,6 +670,28 @@ class Classifier:
             for index, value in self._span_roles(_normalise(text).lower()).items():
                 out[self.slugs[index]] += value * factor
         return out
+
+
+def _resolve(text: str, cues: list[Cue], starts: list[int]) -> tuple[Cue, Verdict]:
+    """The verdict of the first sentence with a general cue, and the cue that decides it.
+
+    Within that sentence the first cue leads; a negated deep cue followed by a skim cue is
+    a skim ("不必精读，快速浏览即可"), and after a contrast word ("但", "but") the later
+    cue wins ("Not worth a close read, but skim the new test").
+    """
+    first = cues[0]
+    index = bisect.bisect_right(starts, first.start) - 1
+    end = _segment(starts, len(text), index)[1]
+    same = [c for c in cues if c.start < end]
+    deciding, verdict = first, first.verdict
+    for prev, cue in itertools.pairwise(same):
+        if cue.verdict is verdict:
+            continue
+        if deciding.soft and verdict is Verdict.SKIP and cue.verdict is Verdict.SKIM:
+            deciding, verdict = cue, Verdict.SKIM
+        elif CONTRAST.search(text, prev.end, cue.start):
+            deciding, verdict = cue, cue.verdict
+    return deciding, verdict
 
 
 def _excerpt(display: str, text: str, starts: list[int], index: int) -> str:

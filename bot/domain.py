@@ -64,6 +64,13 @@ class ParsedNote:
         return f"{self.source_file}:{self.line}"
 
 
+class Confidence(enum.StrEnum):
+    """How sure the classifier is of a verdict: low when the note's words say little."""
+
+    HIGH = "high"
+    LOW = "low"
+
+
 @dataclass(frozen=True)
 class Classification:
     """What the classifier says of one note."""
@@ -73,6 +80,7 @@ class Classification:
     verdict: Verdict
     role_verdicts: dict[str, Verdict]
     excerpt: str
+    verdict_confidence: Confidence = Confidence.HIGH
 
     def verdict_for(self, role: str) -> Verdict:
         """The verdict for a reader of `role` (audience-specific when the note says so)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from bot.classify import build_classifier, classify
-from bot.domain import Verdict
+from bot.domain import Confidence, Verdict
 from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.labelled import (
     DEV_SETS,
@@ -313,7 +313,10 @@ def test_more_negation_and_audience_phrasings(
     assert roles <= set(result.roles) and result.primary_role in roles
     assert result.verdict.value == verdict
     if audience is None:
-        assert not result.role_verdicts, "no audience split in these notes"
+        # only readers the note tells to skip it get their own verdict
+        assert all(
+            v is Verdict.SKIP and r not in result.roles for r, v in result.role_verdicts.items()
+        )
     else:
         assert result.verdict_for(audience).value == verdict
         others = [r for r in load_taxonomy(None).slugs if r != audience]
@@ -401,3 +404,143 @@ def test_pipeline_parallel_is_not_a_ci_pipeline(taxonomy: Taxonomy) -> None:
         taxonomy,
     )
     assert "release-infra" not in got.roles
+
+
+# --------------------------------------------------------------------------- meaning classes
+
+
+def test_negator_inside_a_positive_phrase_does_not_flip_it(taxonomy: Taxonomy) -> None:
+    got = classify("调度器小改动", "很有阅读必要，建议精读。", taxonomy)
+    assert got.verdict is Verdict.DEEP
+    assert got.verdict_confidence is Confidence.HIGH
+
+
+def test_contrast_gives_each_group_its_verdict(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Triton 融合算子重写",
+        "对做量化的工程师来说不值得精读，但做内核的同学必读。",
+        taxonomy,
+    )
+    assert got.verdict_for("moe-quant") is Verdict.SKIP
+    assert got.verdict_for("kernels") is Verdict.DEEP
+    assert got.verdict is Verdict.DEEP
+    assert got.primary_role == "kernels"
+    assert "moe-quant" not in got.roles
+
+
+@pytest.mark.parametrize(
+    ("meaning", "paragraph", "expected"),
+    [
+        ("strong yes", "不容错过：调度器的抢占顺序被重新定义。", Verdict.DEEP),
+        ("strong yes", "A must-read: preemption order is redefined.", Verdict.DEEP),
+        ("strong yes", "Definitely worth it — well worth the hour.", Verdict.DEEP),
+        ("read through", "建议从头到尾读一遍，设计文档写得很清楚。", Verdict.DEEP),
+        (
+            "read through",
+            "Go through it carefully; every backend follows this shape.",
+            Verdict.DEEP,
+        ),
+        ("read through", "值得花时间琢磨，尤其是回退路径。", Verdict.DEEP),
+        ("skim", "翻一翻就行，改动很直接。", Verdict.SKIM),
+        ("skim", "Give it a quick once-over; the diff is mechanical.", Verdict.SKIM),
+        ("conclusion only", "知道有这个参数就行，实现不必细究。", Verdict.SKIM),
+        ("conclusion only", "The summary is all you need here.", Verdict.SKIM),
+        ("conclusion only", "只需了解大意。", Verdict.SKIM),
+        ("not needed", "不看也无妨，只是重命名。", Verdict.SKIP),
+        ("not needed", "Safe to skip: it only bumps a version.", Verdict.SKIP),
+        ("ignore", "无关紧要的格式调整。", Verdict.SKIP),
+        ("ignore", "Nothing to see here; move along.", Verdict.SKIP),
+        ("not worth", "A waste of time unless you enjoy renames.", Verdict.SKIP),
+        ("not worth", "意义不大，改动已被回滚。", Verdict.SKIP),
+        ("negator", "无需精读，改动只有一行。", Verdict.SKIP),
+        ("negator", "No need for a close read; the change reverts a typo.", Verdict.SKIP),
+        ("negator", "Don't skip this one: the cache layout changes.", Verdict.DEEP),
+        ("negator", "不能跳过，缓存布局变了。", Verdict.DEEP),
+        ("negator", "Not just a skim: set aside an hour for it.", Verdict.DEEP),
+        ("negator", "改动不大但值得精读。", Verdict.DEEP),
+        ("negator", "不仅值得精读，还值得反复读。", Verdict.DEEP),
+        ("contrast", "不值得精读，不过值得快速浏览新参数。", Verdict.SKIM),
+        ("contrast", "Not worth a deep read, but skim the new test.", Verdict.SKIM),
+    ],
+)
+def test_meaning_classes(
+    meaning: str, paragraph: str, expected: Verdict, taxonomy: Taxonomy
+) -> None:
+    assert classify("调度器小改动", paragraph, taxonomy).verdict is expected, meaning
+
+
+def test_narration_is_not_a_verdict(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Scheduler tweak",
+        "The scheduler now skips empty batches and ignores stale requests. Worth a careful read.",
+        taxonomy,
+    )
+    assert got.verdict is Verdict.DEEP
+
+
+def test_no_cue_is_never_deep(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "前缀缓存块复用重构", "前缀缓存的块复用逻辑被重新设计，命中率明显提升。", taxonomy
+    )
+    assert got.verdict is Verdict.SKIM
+    assert got.verdict_confidence is Confidence.LOW
+    got = classify("Prefix cache block reuse", "Block reuse was redesigned.", taxonomy)
+    assert got.verdict is Verdict.SKIM
+    assert got.verdict_confidence is Confidence.LOW
+
+
+def test_hedged_verdict_has_low_confidence(taxonomy: Taxonomy) -> None:
+    got = classify("KV offload", "Probably worth a close read once the API settles.", taxonomy)
+    assert got.verdict_confidence is Confidence.LOW
+    got = classify("KV offload", "Worth a close read: the API settles here.", taxonomy)
+    assert got.verdict_confidence is Confidence.HIGH
+
+
+def test_verdict_in_the_last_sentence_after_other_roles_words(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Prefix cache: hash blocks with the LoRA id",
+        "The Triton kernel and the FP8 scales are untouched, and the scheduler only passes "
+        "one more field. Whoever owns the prefix cache should read it line by line.",
+        taxonomy,
+    )
+    assert got.verdict is Verdict.DEEP
+    assert got.primary_role == "kv-cache"
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "group", "verdict", "other", "other_verdict"),
+    [
+        (
+            "做量化的同学可以跳过；维护 KV 缓存的工程师值得精读。",
+            "kv-cache",
+            Verdict.DEEP,
+            "moe-quant",
+            Verdict.SKIP,
+        ),
+        (
+            "Quantization folks can skip it; whoever owns the Dockerfile should read it closely.",
+            "release-infra",
+            Verdict.DEEP,
+            "moe-quant",
+            Verdict.SKIP,
+        ),
+        (
+            "Kernel people should study the tiling; for quantization folks the takeaway is enough.",
+            "kernels",
+            Verdict.DEEP,
+            "moe-quant",
+            Verdict.SKIM,
+        ),
+    ],
+)
+def test_audience_splits_by_work(
+    paragraph: str,
+    group: str,
+    verdict: Verdict,
+    other: str,
+    other_verdict: Verdict,
+    taxonomy: Taxonomy,
+) -> None:
+    got = classify("Docker 镜像里的 FP8 内核与缓存", paragraph, taxonomy)
+    assert got.verdict_for(group) is verdict
+    assert got.verdict_for(other) is other_verdict

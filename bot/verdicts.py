@@ -1,0 +1,384 @@
+"""How closely to read a note: verdict cues organised by meaning, with negation and contrast.
+
+A writer says "read this closely" in many ways; what they mean falls in a few classes.
+The phrase tables below are organised by those classes and hold the synonyms a fluent
+writer uses in Chinese and English (general usage, not the wording of particular notes):
+
+- strong yes, read through                      -> deep
+- skim, conclusion only                         -> skim
+- not needed, ignore, not worth, nothing to read -> skip
+- weak hints (routine, typo, draft)             -> only when nothing else is said
+
+A negator just before a cue in the same clause flips it ("不值得精读", "no need for a close
+read" is skip; "can't skip this" is deep); a negator inside a longer positive phrase does
+not ("很有阅读必要" is deep). A contrast word ("但", "but") lets the later statement win.
+Everything here is pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from bot.domain import Verdict
+
+__all__ = ["Cue", "Meaning", "find_cues", "has_contrast", "is_hedged", "weak_hint"]
+
+
+class Meaning(enum.StrEnum):
+    """What a verdict phrase means."""
+
+    STRONG_YES = "strong-yes"
+    READ_THROUGH = "read-through"
+    SKIM = "skim"
+    CONCLUSION_ONLY = "conclusion-only"
+    NOT_NEEDED = "not-needed"
+    IGNORE = "ignore"
+    NOT_WORTH = "not-worth"
+    NOTHING_TO_READ = "nothing-to-read"
+
+
+VERDICT_OF: dict[Meaning, Verdict] = {
+    Meaning.STRONG_YES: Verdict.DEEP,
+    Meaning.READ_THROUGH: Verdict.DEEP,
+    Meaning.SKIM: Verdict.SKIM,
+    Meaning.CONCLUSION_ONLY: Verdict.SKIM,
+    Meaning.NOT_NEEDED: Verdict.SKIP,
+    Meaning.IGNORE: Verdict.SKIP,
+    Meaning.NOT_WORTH: Verdict.SKIP,
+    Meaning.NOTHING_TO_READ: Verdict.SKIP,
+}
+
+# --------------------------------------------------------------------------- lexicon
+
+LEXICON: dict[Meaning, tuple[str, ...]] = {
+    Meaning.STRONG_YES: (
+        # zh
+        "必读", "必看", "必须读", "必须看", "一定要读", "一定要看", "务必阅读", "务必读",
+        "务必看", "强烈推荐", "强推", "力荐", "极力推荐", "重点推荐", "首推", "强烈建议",
+        "不容错过", "不可错过", "不能错过", "不要错过", "别错过", "不可不读", "不得不读",
+        "不能不读", "不可不看", "非读不可", "非常值得", "十分值得", "很值得", "特别值得",
+        "有阅读必要", "有必要读", "有必要看", "有必要细读", "有必要精读", "推荐阅读",
+        "重点阅读", "值得一读", "值得反复读", "强烈建议阅读",
+        # en
+        "must read", "must-read", "must-see", "must see", "a must", "required reading",
+        "essential reading", "mandatory reading", "highly recommended", "strongly recommended",
+        "strongly recommend", "recommended reading", "don't miss", "do not miss",
+        "not to be missed", "well worth", "definitely worth", "worth every minute",
+        "top pick",
+    ),
+    Meaning.READ_THROUGH: (
+        # zh
+        "精读", "细读", "细看", "深读", "研读", "通读", "详读", "细究", "读透", "吃透",
+        "逐行读", "逐行看", "逐行过", "逐段读", "逐段看", "逐字读", "从头到尾读",
+        "从头到尾看", "从头读到尾", "仔细阅读", "仔细读", "仔细看", "认真读",
+        "认真阅读", "认真看", "好好读", "好好看", "深入阅读", "深入研究", "值得深入",
+        "值得研究", "值得琢磨", "值得推敲", "值得花时间", "花时间读", "反复读", "完整读",
+        "完整看", "全文阅读",
+        # en
+        "close read", "closer read", "careful read", "deep read", "in-depth read",
+        "thorough read", "full read", "read closely", "read carefully", "read it closely",
+        "read it carefully", "read in depth", "read in full", "read thoroughly",
+        "read it all", "read the whole thing", "read every line", "line by line",
+        "line-by-line", "read it end to end", "read end to end", "cover to cover",
+        "front to back", "deep dive", "deep-dive", "worth studying", "study it",
+        "should study", "worth reading", "worth a read", "worth the read", "worth your time",
+        "worth the time", "worth a careful look", "worth a close look", "worth understanding",
+        "go through it properly", "go through it carefully", "pore over", "scrutinize",
+        "scrutinise", "set aside", "take the time", "should read", "must read it",
+        "need to read", "needs to read", "has to read", "have to read", "want to read",
+        "will want to read", "ought to read", "应该读", "应该看", "应当读", "需要读",
+        "建议读", "建议阅读", "值得读", "值得阅读",
+    ),
+    Meaning.SKIM: (
+        # zh
+        "快速浏览", "浏览", "略读", "速览", "速读", "扫一眼", "扫一下", "扫一遍", "扫读",
+        "粗读", "粗看", "泛读", "翻一翻", "翻翻", "翻一下", "过一眼", "过一遍", "快速过",
+        "看一眼", "瞄一眼", "瞟一眼", "瞅一眼", "看看就行", "看看即可", "大致看看",
+        "大概看看", "简单看看", "大致了解", "简单了解", "了解一下", "走马观花", "一目十行",
+        "略看", "值得一看",
+        # en
+        "skim", "skims", "skimmed", "skimming", "skim through", "quick look", "quick read",
+        "quick glance", "glance", "glance at", "quick scan", "scan through", "light read",
+        "browse", "flip through", "leaf through", "look over", "once-over", "once over",
+        "quick pass", "brief look", "cursory", "worth a look", "worth a glance",
+        "worth a peek", "a peek", "take a look", "have a look",
+    ),
+    Meaning.CONCLUSION_ONLY: (
+        # zh
+        "看结论", "只看结论", "了解结论", "知道结论", "记住结论", "结论即可", "看摘要",
+        "看个大概", "了解大意", "知道大意", "大意即可", "只需了解大意", "知道有这回事",
+        "知道即可", "知道就行", "知道就好", "了解即可", "了解就行", "了解就好", "留个印象",
+        "有个印象", "心里有数", "看要点", "要点即可", "看描述", "看说明", "看标题",
+        # en
+        "the gist", "tl;dr", "tldr", "the takeaway", "the bottom line", "the headline",
+        "good to know", "worth knowing", "for awareness", "be aware", "fyi",
+        "the summary is", "the description is", "the changelog entry", "the release note",
+        "just the outcome", "only the outcome", "just the conclusion", "the conclusion is",
+        "read the description", "read the pr description", "read the summary",
+        "the description tells",
+    ),
+    Meaning.NOT_NEEDED: (
+        # zh
+        "可略过", "可以略过", "略过", "可跳过", "可以跳过", "跳过", "无需阅读", "无需看",
+        "无需细看", "无需细读", "不必阅读", "不必看", "不用看", "不用读", "不必读",
+        "不需要看", "不需要读", "没必要看", "没必要读", "可以不看", "可不看", "不看也罢",
+        "不看也无妨", "不看也行", "不读也罢", "无需关注", "不必关注", "不用关注",
+        "不用点开", "不必打开", "无需打开", "没有阅读必要", "无需细究", "不必细究",
+        # en
+        "skip", "skipped", "skippable", "safe to skip", "no need to read",
+        "needn't read", "need not read", "don't need to read", "do not need to read",
+        "no need to look", "no need to open", "no action needed",
+        "give it a miss", "sit this one out", "pass on this", "you can pass",
+    ),
+    Meaning.IGNORE: (
+        # zh
+        "可忽略", "可以忽略", "直接忽略", "忽略即可", "忽略它", "无视", "不用理", "不必理会",
+        "不用在意", "无关紧要", "无足轻重",
+        # en
+        "ignore", "ignored", "can be ignored", "disregard", "nothing to see",
+        "move along", "not for you", "is noise", "just noise", "it's noise",
+    ),
+    Meaning.NOT_WORTH: (
+        # zh
+        "不值得", "不值一读", "不值一看", "没有价值", "没什么价值", "没啥价值", "价值不大",
+        "意义不大", "没有阅读价值", "无阅读价值", "阅读价值不大", "浪费时间",
+        # en
+        "not worth", "isn't worth", "is not worth", "waste of time", "low value",
+        "little value",
+    ),
+    Meaning.NOTHING_TO_READ: (
+        # zh
+        "没什么可读", "没有什么可读", "没啥可读", "没什么看头", "没啥看头", "没有看头",
+        "乏善可陈", "平淡无奇", "平平无奇", "没什么好看",
+        "没什么需要细看", "没有什么需要细看",
+        # en
+        "nothing to read", "not much to read", "little to read", "nothing much to see",
+        "nothing worth reading", "nothing of interest", "nothing interesting",
+        "not much here",
+    ),
+}  # fmt: skip
+
+# Weak hints, used only when a note says nothing else about reading it.
+WEAK_SKIP = (
+    "routine", "housekeeping", "trivial", "cosmetic", "typo", "chore", "boilerplate",
+    "one-liner", "one line", "rename only", "纯文档", "纯格式", "例行", "琐碎", "错别字",
+    "拼写", "一行改动", "只改了一行",
+)  # fmt: skip
+CLOSED_HINT = re.compile(
+    r"已关闭|未合并|已撤回|被关闭|最终关闭|\((?:closed|reverted|withdrawn)\)"
+    r"|\bwithdrawn\b|\bwas closed\b|\bclosed rather than merged\b|\bnever merged\b"
+    r"|\bclosed without merging\b"
+)
+OPEN_HINT = re.compile(
+    r"草案|草稿|未完成|仍在评审|还在评审|尚未合并|\[draft\]|\[wip\]|\((?:open|draft|wip)\)"
+    r"|\bstill open\b|\bstill a draft\b|\bwork in progress\b|\bnot merged yet\b"
+)
+HEDGE = re.compile(
+    r"可能|也许|或许|说不定|不确定|视情况|\b(?:maybe|perhaps|probably|possibly|might|arguably"
+    r"|hard to say|not sure|depends)\b"
+)
+# Contrast words: the statement after one of them wins. "而" only before a clause-like
+# continuation ("而…必读"), never inside "而非"/"而已".
+CONTRAST = re.compile(
+    r"但是|但|不过|然而|可是|反而|倒是|相反|却|而(?![非已且])"
+    r"|\b(?:but|however|though|although|yet|whereas|instead|except|unless)\b"
+)
+
+# Negators, scoped to the few words before a cue inside its clause. Words that only look
+# negative are excluded: 不仅/不只/不光/不但 (not only), 不错/不少, 不妨 (might as well),
+# 特别/区别 (别 inside a word), 并非 is a negator but 无非 is not.
+_NEG_ZH = (
+    r"(?:不值得|不太值得|未必值得|不必|无需|无须|毋须|不用|用不着|犯不着|不需要|没必要|没有必要"
+    r"|而非|并非|并不|不是|算不上|谈不上|称不上|不要|不能|不可|不应|不该|未必|不太|不大|何必"
+    r"|没有|没|(?<![特区类个告级性分识鉴辨])别|不(?![仅只光但错少妨容止]))"
+)
+_NEG_EN = (
+    r"\b(?:not|no|don't|do not|doesn't|does not|isn't|is not|needn't|need not|never|hardly"
+    r"|barely|without|rather than|instead of|nor|won't|can't|cannot|shouldn't|should not"
+    r"|nobody|no one|no-one|neither"
+    r"|no need to|no need for)\b"
+)
+_NEG_ZH_RE = re.compile(_NEG_ZH + r"[^,;:。!?]{0,6}$")
+_NEG_EN_RE = re.compile(_NEG_EN + r"(?:\s+[\w'-]+){0,4}\s*$")
+# "not just a skim", "不只是浏览": more than the cue, i.e. read closely.
+_MORE_THAN = re.compile(
+    r"(?:不只|不仅|不止|不光|不单)[^,;:。!?]{0,6}$|\b(?:not just|not only|not merely|more than)\b"
+    r"(?:\s+[\w'-]+){0,3}\s*$"
+)
+_NEED_NEG = re.compile(
+    r"(?:不必|无需|无须|不用|用不着|不需要|没必要|不值得|不太值得|犯不着)[^,;:。!?]{0,6}$"
+    r"|\b(?:no need|not worth|needn't|need not|don't need|do not need|isn't worth|not even)\b"
+    r"(?:\s+[\w'-]+){0,4}\s*$"
+)
+
+_CLAUSE_STOP = re.compile(r"[,;:。!?\n]|\.\s|——| — ")
+_SUFFICIENT = re.compile(
+    r"即可|就够|就行|就好|足够|足矣|只需|只要|只看|只用|\b(?:enough|all you need|suffices?"
+    r"|just|only)\b"
+)
+_NEEDS_SUFFICIENCY = frozenset(
+    {
+        "看描述", "看说明", "看标题", "看摘要", "看要点", "看结论", "the headline", "the gist",
+        "the release note", "the changelog entry", "the takeaway", "the bottom line",
+        "the summary is", "the description is", "the conclusion is",
+    }
+)  # fmt: skip
+# Verbs that also narrate what code does ("the scheduler skips empty batches", "忽略了窗口"):
+# a cue only when addressed to the reader.
+_NARRATIVE = frozenset({"skip", "skipped", "ignore", "ignored", "跳过", "略过", "浏览"})
+_TO_READER_EN = re.compile(
+    r"(?:^|\b(?:can|may|should|could|might|will|just|safely|probably|please|to|and|or|you|then"
+    r"|don't|do not|never|can't|cannot|shouldn't|should not|mustn't"
+    r"|simply|feel free to|be|been)\s+)$"
+)
+
+
+# Sufficiency idioms: "知道有这个参数就行", "只需要了解大意", "the summary is all you need".
+_ENOUGH_RE = re.compile(
+    r"(?:只需要?|只要|只用|仅需)?(?:知道|了解|记住|看看|看一下|看下|瞄一下)[^,;:。!?]{0,14}?"
+    r"(?:就行|即可|就够|就好|足矣|就可以)"
+    r"|(?:只需要?|只要|只用|仅需)(?:知道|了解|记住|看)"
+    r"|\b(?:the\s+)?(?:summary|description|title|gist|takeaway|conclusion|headline|changelog"
+    r"|release\s+notes?|pr\s+description|commit\s+message|outcome|result)\b[^.;]{0,40}?"
+    r"\b(?:is|are)\s+(?:enough|all\s+you\s+need|sufficient|plenty)"
+    r"|\b(?:just|only)\s+(?:need|want)\s+to\s+know\b"
+)
+
+
+def _terms() -> dict[str, Meaning]:
+    out: dict[str, Meaning] = {}
+    for meaning, phrases in LEXICON.items():
+        for phrase in phrases:
+            out.setdefault(phrase, meaning)
+    return out
+
+
+TERMS = _terms()
+_ASCII = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def _alternation(phrases: Iterable[str]) -> str:
+    parts = []
+    for p in sorted(phrases, key=lambda s: (-len(s), s)):
+        body = r"\s+".join(re.escape(w) for w in p.split())
+        if p[0] in _ASCII:
+            body = r"(?<![a-z0-9])" + body
+        if p[-1] in _ASCII:
+            body += r"(?![a-z0-9])"
+        parts.append(body)
+    return "|".join(parts)
+
+
+_CUE_RE = re.compile(_alternation(TERMS))
+_WEAK_RE = re.compile(_alternation(WEAK_SKIP))
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One verdict statement found in a note."""
+
+    start: int
+    end: int
+    meaning: Meaning
+    verdict: Verdict
+    negated: bool  # flipped by a negator ("不值得精读")
+    soft: bool  # a negated deep cue: a later skim cue in the sentence wins
+    text: str
+
+
+def _clause_start(text: str, pos: int, floor: int) -> int:
+    start = floor
+    for m in _CLAUSE_STOP.finditer(text, floor, pos):
+        start = m.end()
+    return start
+
+
+def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue]:
+    """Verdict cues in `text[start:end]` (lower-cased, normalised), in order."""
+    stop = len(text) if end is None else end
+    previous_end = start
+    found = [
+        (m.start(), m.end(), " ".join(m.group().split()))
+        for m in _CUE_RE.finditer(text, start, stop)
+    ]
+    for m in _ENOUGH_RE.finditer(text, start, stop):
+        # the idiom wins over a literal inside it ("the takeaway ... is enough")
+        found = [f for f in found if not (f[0] < m.end() and m.start() < f[1])]
+        found.append((m.start(), m.end(), ""))
+    found.sort()
+    matches = found
+    for i, (s, e, phrase) in enumerate(matches):
+        meaning = TERMS[phrase] if phrase else Meaning.CONCLUSION_ONLY
+        clause = _clause_start(text, s, start)
+        # A "not worth"/"不值得" right before another cue is that cue's negator.
+        if meaning is Meaning.NOT_WORTH and i + 1 < len(matches):
+            nxt = matches[i + 1][0]
+            if nxt - e <= 8 and not _CLAUSE_STOP.search(text, e, nxt):
+                continue
+        if phrase in _NEEDS_SUFFICIENCY:
+            c_end = _CLAUSE_STOP.search(text, e, stop)
+            clause_text = text[clause : c_end.start() if c_end else stop]
+            if not _SUFFICIENT.search(clause_text):
+                continue
+        if phrase in _NARRATIVE:
+            if phrase[0] in _ASCII:
+                if not _TO_READER_EN.search(text[clause:s].strip() + " " if s > clause else ""):
+                    continue
+            elif text[e : e + 1] in ("了", "器", "过"):
+                continue
+        verdict = VERDICT_OF[meaning]
+        window = text[max(clause, previous_end, s - 24) : s]
+        cut = None
+        for cm in CONTRAST.finditer(window):
+            cut = cm.end()
+        if cut is not None:
+            window = window[cut:]
+        ascii_cue = text[s] in _ASCII
+        negated = soft = False
+        if meaning not in (Meaning.NOT_NEEDED, Meaning.NOT_WORTH, Meaning.NOTHING_TO_READ):
+            if _MORE_THAN.search(window):
+                verdict, negated = Verdict.DEEP, True
+            elif (_NEG_EN_RE if ascii_cue else _NEG_ZH_RE).search(window) or (
+                not ascii_cue and _NEG_EN_RE.search(window)
+            ):
+                negated = True
+                if verdict is Verdict.DEEP:
+                    verdict, soft = Verdict.SKIP, True
+                elif verdict is Verdict.SKIM:
+                    if not _NEED_NEG.search(window):
+                        previous_end = e
+                        continue  # "not a skim" alone says little
+                    verdict = Verdict.SKIP
+                else:
+                    verdict = Verdict.DEEP  # "don't ignore this"
+        elif meaning is Meaning.NOT_NEEDED and (
+            (_NEG_EN_RE if ascii_cue else _NEG_ZH_RE).search(window) and phrase[:1] not in "不无没"
+        ):
+            verdict, negated = Verdict.DEEP, True  # "can't skip this", "不能跳过"
+        if meaning is Meaning.NOTHING_TO_READ:
+            soft = True
+        previous_end = e
+        yield Cue(s, e, meaning, verdict, negated, soft, text[s:e])
+
+
+def has_contrast(text: str, start: int, end: int) -> bool:
+    """Is there a contrast word ("但", "but") in `text[start:end]`?"""
+    return CONTRAST.search(text, start, end) is not None
+
+
+def is_hedged(text: str, start: int, end: int) -> bool:
+    return HEDGE.search(text, start, end) is not None
+
+
+def weak_hint(title: str, text: str) -> tuple[Verdict, bool] | None:
+    """The verdict hinted by a note that states none: (verdict, found), or None."""
+    if CLOSED_HINT.search(title) or CLOSED_HINT.search(text):
+        return Verdict.SKIP, True
+    if _WEAK_RE.search(title) or _WEAK_RE.search(text):
+        return Verdict.SKIP, True
+    if OPEN_HINT.search(title) or OPEN_HINT.search(text):
+        return Verdict.SKIM, True
+    return None
