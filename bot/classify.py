@@ -421,9 +421,9 @@ class Classifier:
         c_start, c_end = _segment(starts, len(text), ci)
         for m in CONTRAST.finditer(text, c_start, cue.start):
             c_start = m.end()
-        m = CONTRAST.search(text, cue.end, c_end)
-        if m is not None:
-            c_end = m.start()
+        after = CONTRAST.search(text, cue.end, c_end)
+        if after is not None:
+            c_end = after.start()
         subject = _OTHERS_SUBJECT.search(text, max(c_start, cue.start - 40), cue.start)
         if (
             subject is not None
@@ -480,10 +480,10 @@ class Classifier:
             elif who == "others":
                 if others_cue is None:
                     others_cue = cue
-            elif who == "unknown":
-                unknown.append(cue)
-            else:
+            elif isinstance(who, frozenset):
                 named_cues.append((cue, who))
+            else:
+                unknown.append(cue)
         # ---- named readers: "做量化的同学不必看", "kernel authors should read it closely"
         named_verdicts: dict[int, Verdict] = {}
         softened: set[int] = set()
