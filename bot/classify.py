@@ -741,4 +741,5 @@ def classifier_fingerprint(taxonomy: Taxonomy) -> str:
     changes, stored notes were classified differently and are re-classified."""
     digest = hashlib.sha256(repr(taxonomy.roles).encode("utf-8"))
     digest.update(Path(__file__).read_bytes())
+    digest.update((Path(__file__).parent / "verdicts.py").read_bytes())
     return digest.hexdigest()[:32]

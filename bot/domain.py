@@ -116,7 +116,12 @@ class NoteFix:
         if self.verdict is None:
             return replace(classified, roles=ordered, primary_role=primary)
         return replace(
-            classified, roles=ordered, primary_role=primary, verdict=self.verdict, role_verdicts={}
+            classified,
+            roles=ordered,
+            primary_role=primary,
+            verdict=self.verdict,
+            role_verdicts={},
+            verdict_confidence=Confidence.HIGH,  # an editor decided
         )
 
 
@@ -138,6 +143,7 @@ class Note:
     source: str
     ingested_at: datetime
     updated_at: datetime
+    verdict_confidence: Confidence = Confidence.HIGH
 
     def verdict_for(self, role: str) -> Verdict:
         return self.role_verdicts.get(role, self.verdict)
@@ -152,6 +158,7 @@ class Note:
             "primary_role": self.primary_role,
             "verdict": self.verdict.value,
             "role_verdicts": {k: v.value for k, v in self.role_verdicts.items()},
+            "verdict_confidence": self.verdict_confidence.value,
             "pr": self.pr,
             "pr_url": self.pr_url,
             "excerpt": self.excerpt,

@@ -186,3 +186,25 @@ def test_post_dry_run_says_when_files_are_waiting_to_be_ingested(
     run("ingest")
     code, out, err = run("post", "--dry-run")
     assert code == 0 and "精读推荐" in out and "not ingested" not in err
+
+
+def test_json_shows_verdict_confidence(env: Path) -> None:
+    (env / "unsure.txt").write_text(
+        "vllm-project/vllm\n\n"
+        "前缀缓存块复用重构 (#7001)\n\n前缀缓存的块复用逻辑被重新设计，命中率明显提升。\n\n"
+        "Prefix cache eviction order (#7002)\n\nWorth a close read: eviction order changes.\n",
+        encoding="utf-8",
+    )
+    assert run("ingest")[0] == 0
+    notes = {n["title"]: n for n in json_lines(run("notes", "--json")[1])}
+    assert {n["verdict_confidence"] for n in notes.values()} <= {"high", "low"}
+    unsure = notes["前缀缓存块复用重构"]
+    assert (unsure["verdict"], unsure["verdict_confidence"]) == ("skim", "low")
+    sure = notes["Prefix cache eviction order"]
+    assert (sure["verdict"], sure["verdict_confidence"]) == ("deep", "high")
+    found = json_lines(run("lookup", "块复用", "--json")[1])
+    assert [n["verdict_confidence"] for n in found] == ["low"]
+    preview = " ".join(run("preview")[1].split())
+    assert preview.count("(low confidence)") == sum(
+        n["verdict_confidence"] == "low" for n in notes.values()
+    )

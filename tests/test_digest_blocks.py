@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.digest import build_digest
-from bot.domain import Note, Verdict
+from bot.domain import Confidence, Note, Verdict
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.render.digest_blocks import (
     DmSection,
@@ -139,3 +140,17 @@ def test_dm_messages_split_and_link_the_thread() -> None:
     for message in messages:
         assert validate_blocks(message["blocks"]) == []
     assert "https://test.slack.com/archives/C1/p1" in str(messages[0]["blocks"])
+
+
+def test_low_confidence_verdict_is_marked() -> None:
+    unsure = replace(make_note(1, Verdict.SKIM), verdict_confidence=Confidence.LOW)
+    digest = build_digest([unsure, make_note(2, Verdict.DEEP)], TAXONOMY, "2026-W48")
+    [message] = role_messages(digest.sections[0], digest, TAXONOMY)
+    assert validate_blocks(message["blocks"]) == []
+    texts = {
+        b["block_id"]: str(b["text"]["text"])  # type: ignore[index]
+        for b in message["blocks"]
+        if str(b.get("block_id", "")).startswith("note-")
+    }
+    assert "(low confidence)" in texts["note-1"]
+    assert "(low confidence)" not in texts["note-2"]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
-from bot.domain import Classification, ParsedNote, Verdict
+from bot.domain import Classification, Confidence, ParsedNote, Verdict
 from bot.search import text_query
 from bot.store import FileResult, Store, StoreError, index_note
 
@@ -205,3 +205,13 @@ def test_schema_head_constant_matches_the_migrations() -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     assert ScriptDirectory.from_config(config).get_current_head() == SCHEMA_HEAD
+
+
+def test_verdict_confidence_is_stored(store: Store) -> None:
+    unsure = replace(labelled(verdict=Verdict.SKIM), verdict_confidence=Confidence.LOW)
+    save(store, [(parsed("A"), unsure), (parsed("B"), labelled())])
+    got = {n.title: n.verdict_confidence for n in store.list_notes()}
+    assert got == {"A": Confidence.LOW, "B": Confidence.HIGH}
+    save(store, [(parsed("A", "值得精读，已修订。"), labelled())])
+    (revised,) = [n for n in store.list_notes() if n.title == "A"]
+    assert revised.verdict_confidence is Confidence.HIGH

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.domain import Note, Verdict
+from bot.domain import Confidence, Note, Verdict
 from bot.render.mrkdwn import clip, escape, escaped, link
 from bot.taxonomy import Taxonomy
 
@@ -41,6 +41,10 @@ VERDICT_EMOJI = {
 }
 
 
+# Shown after the badge when the note's words said little about how closely to read it.
+LOW_CONFIDENCE = "_(low confidence)_"
+
+
 def verdict_badge(verdict: Verdict) -> str:
     return f"{VERDICT_EMOJI[verdict]} *{verdict.badge}*"
 
@@ -58,7 +62,8 @@ def note_mrkdwn(note: Note, role: str | None, taxonomy: Taxonomy) -> str:
             names.append(taxonomy.get(slug).name_zh)
         except KeyError:
             names.append(slug)
-    lines = [heading, f"{verdict_badge(verdict)} · {escaped(' · '.join(names), 600)}"]
+    unsure = f" {LOW_CONFIDENCE}" if note.verdict_confidence is Confidence.LOW else ""
+    lines = [heading, f"{verdict_badge(verdict)}{unsure} · {escaped(' · '.join(names), 600)}"]
     if note.excerpt:
         lines.append(f"> {escaped(note.excerpt, 400)}")
     return clip("\n".join(lines), MAX_SECTION_TEXT)

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bot.domain import Digest, Note, Verdict
+from bot.domain import Confidence, Digest, Note, Verdict
 from bot.taxonomy import Taxonomy
 
 VERDICT_STYLE = {
@@ -27,6 +27,8 @@ def note_text(note: Note, role: str | None, taxonomy: Taxonomy) -> Text:
     """One note: badge, title, PR link, other roles, and the for-whom line."""
     verdict = note.verdict_for(role) if role else note.verdict
     text = Text.assemble(badge(verdict), " ", (note.title, "bold"))
+    if note.verdict_confidence is Confidence.LOW:
+        text.append("  (low confidence)", style="dim italic")
     if note.pr_url:
         text.append(f"  #{note.pr}", style=f"link {note.pr_url} cyan")
     others = [r for r in note.roles if r != role]

@@ -31,6 +31,8 @@ notes = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("search_title", sa.Text, nullable=False),
     sa.Column("search_body", sa.Text, nullable=False),
+    # migration 0006
+    sa.Column("verdict_confidence", sa.String(8), nullable=False, server_default="high"),
 )
 
 note_roles = sa.Table(

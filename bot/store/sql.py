@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from bot.config import hide_password, masked_url
-from bot.domain import Classification, Note, NoteFix, ParsedNote, Verdict, count_text
+from bot.domain import Classification, Confidence, Note, NoteFix, ParsedNote, Verdict, count_text
 from bot.ingest import content_hash, note_key
 from bot.search import Query, QueryTerm, index_text, verdict_token
 from bot.store.schema import (
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-SCHEMA_HEAD = "0005"  # the newest revision in migrations/versions (a test checks it)
+SCHEMA_HEAD = "0006"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
 TITLE_TIER_MAX = 200
@@ -212,6 +212,7 @@ def _row_to_note(row: Any) -> Note:
         verdict=Verdict(row.verdict),
         role_verdicts={k: Verdict(v) for k, v in (row.role_verdicts or {}).items()},
         excerpt=row.excerpt,
+        verdict_confidence=Confidence(row.verdict_confidence),
         source=f"{row.source_file}:{row.source_line}",
         ingested_at=aware(row.ingested_at),
         updated_at=aware(row.updated_at),
@@ -667,6 +668,7 @@ class Store:
                 "verdict_rank": c.verdict.rank,
                 "role_verdicts": {k: v.value for k, v in c.role_verdicts.items()},
                 "excerpt": c.excerpt,
+                "verdict_confidence": c.verdict_confidence.value,
                 "search_body": f"{head} {verdict_token(c.verdict.rank)}",
             }
             conn.execute(notes.update().where(notes.c.id == note_id).values(row))
@@ -815,6 +817,7 @@ def _note_row(parsed: ParsedNote, indexed: IndexedNote, digest: str) -> dict[str
         "verdict_rank": c.verdict.rank,
         "role_verdicts": {k: v.value for k, v in c.role_verdicts.items()},
         "excerpt": c.excerpt,
+        "verdict_confidence": c.verdict_confidence.value,
         "source_file": parsed.source_file,
         "source_line": parsed.line,
         "search_title": indexed.search_title,
