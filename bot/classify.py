@@ -311,6 +311,14 @@ _NAMED_MODEL_RE = re.compile(
     rf"|\b(?:add|adds|adding)\s+(?:support\s+for\s+)?(?:the\s+)?({_NAME})\b"
     rf"|\bsupport\s+(?:for\s+)?(?:the\s+)?({_NAME})\b"
 )
+# A title about one model's implementation: "Gemma 3: fix the sliding-window mask",
+# "Fix Qwen2-VL rotary offsets", "修复 DeepSeek-V3 的权重映射", "Granite MoE: add ...".
+_MODEL_NAME = r"[a-z]{3,}-?[a-z]*\d[a-z0-9.-]*"
+_MODEL_FIX_RE = re.compile(
+    rf"^\s*(?:\[[^\]]*\]\s*)?({_MODEL_NAME}|[a-z]{{4,}}(?:\s+\d[a-z0-9.]*)?)"
+    r"(?:\s+(?:moe|vl|mm|model|模型))?\s*:"
+    rf"|(?:修复|\bfix(?:es|ed)?)\s*(?:the\s+)?({_MODEL_NAME})(?![a-z0-9])"
+)
 
 
 _Info = tuple[tuple[tuple[int, float], ...], bool, bool]
@@ -396,9 +404,15 @@ class Classifier:
         """Does the title announce a new model (rather than a feature for one)?"""
         if _MODEL_TITLE_RE.search(title):
             return True
-        for m in _NAMED_MODEL_RE.finditer(title):
+        return self._names_model(title, _NAMED_MODEL_RE)
+
+    def _names_model(self, title: str, pattern: re.Pattern[str]) -> bool:
+        """Does `pattern` find a model name in the title (a name, not vocabulary)?"""
+        for m in pattern.finditer(title):
             name = next(g for g in m.groups() if g)
-            if _key(name) not in self._table:  # "fp8", "eagle3" are vocabulary, not names
+            key = _key(name)
+            # "fp8", "eagle3", "ci" are vocabulary, not names
+            if key not in self._table and key.rstrip("0123456789.") not in self._table:
                 return True
         return False
 
@@ -410,7 +424,7 @@ class Classifier:
         for pattern in _AUDIENCE:
             for m in pattern.finditer(span):
                 for index, value in self._span_roles(m.group()).items():
-                    found[index] = found.get(index, 0.0) + value
+                    found[index] = max(found.get(index, 0.0), value)
         return frozenset(i for i, v in found.items() if v >= SPAN_MIN)
 
     def _cue_audience(
@@ -561,7 +575,13 @@ class Classifier:
 
         forced: set[int] = set()
         if FALLBACK_ROLE in self.slugs and self._adds_model(title_text):
+            # a note that adds or fixes a model is a models note, whatever words it uses
             forced.add(self.slugs.index(FALLBACK_ROLE))
+        elif FALLBACK_ROLE in self.slugs and self._names_model(title_text, _MODEL_FIX_RE):
+            # a note that fixes one model is a models note, whatever words it uses
+            index = self.slugs.index(FALLBACK_ROLE)
+            forced.add(index)
+            scores[index] = max(scores[index], MIN_SCORE)
 
         # ---- negative evidence: "X 工程师可略过", "与 X 无关", "not relevant to X"
         suppressed: set[int] = set()

@@ -544,3 +544,41 @@ def test_audience_splits_by_work(
     got = classify("Docker 镜像里的 FP8 内核与缓存", paragraph, taxonomy)
     assert got.verdict_for(group) is verdict
     assert got.verdict_for(other) is other_verdict
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Gemma3: fix the sliding-window mask in the attention kernel",
+        "Fix Qwen2-VL rotary offsets in the Triton attention kernel",
+        "修复 DeepSeek-V3 的 MLA 权重映射与 FP8 scale",
+        "新增 Zeta-9B 模型支持",
+    ],
+)
+def test_a_note_on_one_model_is_for_models(title: str, taxonomy: Taxonomy) -> None:
+    got = classify(title, "值得精读：注意力内核的 tile 与 FP8 scale 都改了。", taxonomy)
+    assert "models" in got.roles
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Fix SM89 shared-memory overflow in the Triton GEMM",
+        "Fix off-by-one in the block table when prefix caching evicts the last block",
+    ],
+)
+def test_hardware_and_words_are_not_model_names(title: str, taxonomy: Taxonomy) -> None:
+    assert "models" not in classify(title, "Worth a close read.", taxonomy).roles
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "OpenAI 兼容服务端：流式返回 usage",
+        "Add a chat template for a new instruct format",
+        "Tool calling: parse function calls in streaming mode",
+        "聊天模板渲染支持多段系统提示",
+    ],
+)
+def test_server_templates_and_tools_are_frontend(title: str, taxonomy: Taxonomy) -> None:
+    assert classify(title, "值得快速浏览。", taxonomy).primary_role == "frontend"
