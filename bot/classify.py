@@ -154,6 +154,14 @@ _AUDIENCE = tuple(
     )
 )
 
+# A clause that only names everyone else, before the clause that tells them what to do.
+_FRONTED_OTHERS = re.compile(
+    r"\s*(?:and\s+|but\s+|而|但|但是)?(?:for|to|as\s+for)\s+(?:the\s+rest(?:\s+of\s+(?:us|you|the\s+team))?"
+    r"|everyone\s+else|everybody\s+else|anyone\s+else|others|other\s+readers|most\s+readers"
+    r"|most\s+people)\s*[,:]\s*"
+    r"|\s*(?:而|但|但是)?(?:对于?|至于)(?:其他人|其余的人|其他读者|其余读者|别的人|大多数人|其他同学)"
+    r"(?:来说|而言)?\s*[,:]\s*"
+)
 # What may precede "其余读者", "everyone else" in its clause.
 _SUBJECT_LEAD = frozenset(
     {"", "而", "但", "但是", "不过", "对", "对于", "至于", "其中"}
@@ -313,9 +321,10 @@ _NAMED_MODEL_RE = re.compile(
 )
 # A title about one model's implementation: "Gemma 3: fix the sliding-window mask",
 # "Fix Qwen2-VL rotary offsets", "修复 DeepSeek-V3 的权重映射", "Granite MoE: add ...".
+_DTYPE = re.compile(r"(?:b?float|u?int|fp|bf|nvfp|mxfp|e\dm)\d+[a-z0-9]*")
 _MODEL_NAME = r"[a-z]{3,}-?[a-z]*\d[a-z0-9.-]*"
 _MODEL_FIX_RE = re.compile(
-    rf"^\s*(?:\[[^\]]*\]\s*)?({_MODEL_NAME}|[a-z]{{4,}}(?:\s+\d[a-z0-9.]*)?)"
+    rf"^\s*(?:\[[^\]]*\]\s*)?({_MODEL_NAME}|[a-z]{{4,}}\s+\d[a-z0-9.]*)"
     r"(?:\s+(?:moe|vl|mm|model|模型))?\s*:"
     rf"|(?:修复|\bfix(?:es|ed)?)\s*(?:the\s+)?({_MODEL_NAME})(?![a-z0-9])"
 )
@@ -411,8 +420,12 @@ class Classifier:
         for m in pattern.finditer(title):
             name = next(g for g in m.groups() if g)
             key = _key(name)
-            # "fp8", "eagle3", "ci" are vocabulary, not names
-            if key not in self._table and key.rstrip("0123456789.") not in self._table:
+            # "fp8", "eagle3", "bfloat16" are vocabulary, not names
+            if (
+                key not in self._table
+                and key.rstrip("0123456789.") not in self._table
+                and not _DTYPE.fullmatch(key)
+            ):
                 return True
         return False
 
@@ -445,6 +458,11 @@ class Classifier:
             and text[c_start : subject.start()].strip(" ,") in _SUBJECT_LEAD
         ):
             return "others"
+        if ci > 0:
+            # "for the rest of us, there is nothing here", "对其他人来说，没什么可看"
+            p_start = _segment(starts, len(text), ci - 1)[0]
+            if _FRONTED_OTHERS.fullmatch(text, p_start, c_start):
+                return "others"
         span = text[c_start:c_end]
         roles = self._audience_roles(span)
         if not roles and _AUDIENCE_HINT.search(span) and any(p.search(span) for p in _AUDIENCE):
@@ -517,7 +535,12 @@ class Classifier:
 
         # The first sentence that speaks decides: a general cue there, or else what the
         # readers it names are told ("Worth a skim for model maintainers. Nothing novel.").
-        if not general and not positive_named:
+        # Readers named in words no role claims ("whoever maintains LoRA") are the note's
+        # own audience when told to read it; told to skip, they say nothing of the rest.
+        positive_unknown = [c for c in unknown if c.verdict is not Verdict.SKIP]
+        if positive_unknown:
+            general = sorted(general + positive_unknown, key=lambda c: c.start)
+        elif not general and not positive_named:
             general = unknown
         first_named = min(
             (c.start for c, who in named_cues if any(i in positive_named for i in who)),
@@ -529,8 +552,15 @@ class Classifier:
         verdict_sentence = -1
         if use_general:
             deciding, general_verdict = _resolve(text, general, sentence_starts)
-            verdict_sentence = sentence_of(deciding.start)
-        elif first_named is not None:
+            if (
+                deciding.soft
+                and first_named is not None
+                and sentence_of(first_named) == sentence_of(deciding.start)
+            ):
+                use_general = False  # "X should be aware; no one needs to study it"
+            else:
+                verdict_sentence = sentence_of(deciding.start)
+        if not use_general and first_named is not None:
             verdict_sentence = sentence_of(first_named)
 
         # ---- role evidence

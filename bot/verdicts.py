@@ -61,13 +61,14 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         "不容错过", "不可错过", "不能错过", "不要错过", "别错过", "不可不读", "不得不读",
         "不能不读", "不可不看", "非读不可", "非常值得", "十分值得", "很值得", "特别值得",
         "有阅读必要", "有必要读", "有必要看", "有必要细读", "有必要精读", "推荐阅读",
+        "务必过一遍", "一定要过一遍", "务必看看", "一定要看看", "必须过一遍",
         "重点阅读", "值得一读", "值得反复读", "强烈建议阅读",
         # en
         "must read", "must-read", "must-see", "must see", "a must", "required reading",
         "essential reading", "mandatory reading", "highly recommended", "strongly recommended",
         "strongly recommend", "recommended reading", "don't miss", "do not miss",
         "not to be missed", "well worth", "definitely worth", "worth every minute",
-        "top pick",
+        "top pick", "do not skip", "don't skip",
     ),
     Meaning.READ_THROUGH: (
         # zh
@@ -87,7 +88,10 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         "should study", "worth reading", "worth a read", "worth the read", "worth your time",
         "worth the time", "worth a careful look", "worth a close look", "worth understanding",
         "go through it properly", "go through it carefully", "pore over", "scrutinize",
-        "scrutinise", "set aside", "take the time", "should read", "must read it",
+        "scrutinise", "set aside", "take the time", "every line", "every word",
+        "start to finish", "careful reading", "close reading", "closer look", "a close look",
+        "careful look", "thorough look", "detailed look", "read the thread",
+        "read the discussion", "not just the diff", "should read", "must read it",
         "need to read", "needs to read", "has to read", "have to read", "want to read",
         "will want to read", "ought to read", "应该读", "应该看", "应当读", "需要读",
         "建议读", "建议阅读", "值得读", "值得阅读",
@@ -118,7 +122,8 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         "the summary is", "the description is", "the changelog entry", "the release note",
         "just the outcome", "only the outcome", "just the conclusion", "the conclusion is",
         "read the description", "read the pr description", "read the summary",
-        "the description tells",
+        "the description tells", "will care", "should know", "should be aware", "needs to know",
+        "need to know", "需要知道", "应该知道", "知道这件事",
     ),
     Meaning.NOT_NEEDED: (
         # zh
@@ -131,7 +136,12 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         "skip", "skipped", "skippable", "safe to skip", "no need to read",
         "needn't read", "need not read", "don't need to read", "do not need to read",
         "no need to look", "no need to open", "no action needed",
-        "give it a miss", "sit this one out", "pass on this", "you can pass",
+        "give it a miss", "sit this one out", "pass on this", "you can pass", "not needed",
+        "won't miss anything", "will not miss anything", "not miss anything",
+        "lose nothing", "no reason to open", "no reason to read", "no reason to look",
+        "no point reading", "no point in reading", "skipping it", "skipping this",
+        "错过也无妨", "不会错过什么", "没理由看", "不用管", "不必管", "别管", "不用关心",
+        "不必关心",
     ),
     Meaning.IGNORE: (
         # zh
@@ -152,7 +162,8 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
     Meaning.NOTHING_TO_READ: (
         # zh
         "没什么可读", "没有什么可读", "没啥可读", "没什么看头", "没啥看头", "没有看头",
-        "乏善可陈", "平淡无奇", "平平无奇", "没什么好看",
+        "乏善可陈", "平淡无奇", "平平无奇", "没什么好看", "没什么可看", "没啥可看",
+        "没有什么可看", "there is nothing here", "there's nothing here", "nothing here for",
         "没什么需要细看", "没有什么需要细看",
         # en
         "nothing to read", "not much to read", "little to read", "nothing much to see",
@@ -165,7 +176,8 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
 WEAK_SKIP = (
     "routine", "housekeeping", "trivial", "cosmetic", "typo", "chore", "boilerplate",
     "one-liner", "one line", "rename only", "纯文档", "纯格式", "例行", "琐碎", "错别字",
-    "拼写", "一行改动", "只改了一行",
+    "拼写", "一行改动", "只改了一行", "that's it", "that is all", "the usual", "version bump",
+    "typo fix", "nothing more", "仅此而已", "就这些", "没别的",
 )  # fmt: skip
 CLOSED_HINT = re.compile(
     r"已关闭|未合并|已撤回|被关闭|最终关闭|\((?:closed|reverted|withdrawn)\)"
@@ -228,11 +240,14 @@ _NEEDS_SUFFICIENCY = frozenset(
 )  # fmt: skip
 # Verbs that also narrate what code does ("the scheduler skips empty batches", "忽略了窗口"):
 # a cue only when addressed to the reader.
-_NARRATIVE = frozenset({"skip", "skipped", "ignore", "ignored", "跳过", "略过", "浏览"})
+_NARRATIVE = frozenset(
+    {"skip", "skipped", "ignore", "ignored", "not needed", "skipping it", "skipping this"}
+    | {"跳过", "略过", "浏览"}
+)
 _TO_READER_EN = re.compile(
     r"(?:^|\b(?:can|may|should|could|might|will|just|safely|probably|please|to|and|or|you|then"
     r"|don't|do not|never|can't|cannot|shouldn't|should not|mustn't"
-    r"|simply|feel free to|be|been)\s+)$"
+    r"|simply|feel free to|be|been|by|consider|recommend|suggest)\s+)$"
 )
 
 
@@ -325,7 +340,8 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
                 continue
         if phrase in _NARRATIVE:
             if phrase[0] in _ASCII:
-                if not _TO_READER_EN.search(text[clause:s].strip() + " " if s > clause else ""):
+                lead = text[clause:s].strip()
+                if lead and not _TO_READER_EN.search(lead + " "):
                     continue
             elif text[e : e + 1] in ("了", "器", "过"):
                 continue

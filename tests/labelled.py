@@ -1,7 +1,7 @@
 """The labelled note sets and how a classifier is scored on them (aggregates only).
 
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
-develop the vocabulary), `dev3` (more development notes in other styles) and `unseen_v2`
+develop the vocabulary), `dev3` and `dev4` (more development notes in other styles) and `unseen_v2`
 (held out, frozen: scored, never read for ideas; see fixtures/README.md).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
@@ -24,7 +24,7 @@ from tests.fixtures_util import FIXTURES
 NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
 UNSEEN = "unseen_v2"
 UNSEEN_SHA256 = "c324355def3e499199e3b3333108f122281bbad8d8252ce383f3365506d0f786"
-DEV_SETS = ("seeds", "dev", "dev2", "dev3")
+DEV_SETS = ("seeds", "dev", "dev2", "dev3", "dev4")
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ def _labelled(row: dict[str, object], paragraph: str) -> Labelled:
     return Labelled(
         title=str(row["title"]),
         paragraph=paragraph,
-        roles=frozenset(row["roles"]),  # type: ignore[arg-type]
-        maybe=frozenset(row["maybe"]),  # type: ignore[arg-type]
+        roles=frozenset(row["roles"]),  # type: ignore[call-overload]
+        maybe=frozenset(row["maybe"]),  # type: ignore[call-overload]
         verdict=str(row["verdict"]),
         role_verdicts={str(k): str(v) for k, v in rv.items()} if isinstance(rv, dict) else {},
         others_verdict=str(ov) if ov is not None else None,
