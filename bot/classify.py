@@ -154,6 +154,10 @@ _AUDIENCE = tuple(
     )
 )
 
+_OTHERS_AFTER = re.compile(
+    r"\s*(?:(?:for|to)\s+)?(?:anyone|everyone|everybody|anybody)\s+else\b|\s*(?:for|to)\s+(?:the\s+rest"
+    r"|others|other\s+readers|most\s+readers|most\s+people)\b"
+)
 # A clause that only names everyone else, before the clause that tells them what to do.
 _FRONTED_OTHERS = re.compile(
     r"\s*(?:and\s+|but\s+|而|但|但是)?(?:for|to|as\s+for)\s+(?:the\s+rest(?:\s+of\s+(?:us|you|the\s+team))?"
@@ -458,6 +462,8 @@ class Classifier:
             and text[c_start : subject.start()].strip(" ,") in _SUBJECT_LEAD
         ):
             return "others"
+        if _OTHERS_AFTER.match(text, cue.end, c_end):
+            return "others"  # "nothing new for anyone else"
         if ci > 0:
             # "for the rest of us, there is nothing here", "对其他人来说，没什么可看"
             p_start = _segment(starts, len(text), ci - 1)[0]
@@ -538,12 +544,11 @@ class Classifier:
         # Readers named in words no role claims ("whoever maintains LoRA") are the note's
         # own audience when told to read it; told to skip, they say nothing of the rest.
         positive_unknown = [c for c in unknown if c.verdict is not Verdict.SKIP]
-        if positive_unknown:
-            general = sorted(general + positive_unknown, key=lambda c: c.start)
-        elif not general and not positive_named:
+        if not general and not positive_named and not positive_unknown:
             general = unknown
         first_named = min(
-            (c.start for c, who in named_cues if any(i in positive_named for i in who)),
+            [c.start for c, who in named_cues if any(i in positive_named for i in who)]
+            + [c.start for c in positive_unknown],
             default=None,
         )
         use_general = bool(general) and (
@@ -650,8 +655,9 @@ class Classifier:
                 c.verdict is Verdict.SKIP and not c.soft and c.start >= s_end for c in general
             ):
                 confidence = Confidence.LOW  # the note also says to skip it
-        elif positive_named:
-            verdict = min(positive_named.values(), key=lambda v: v.rank)
+        elif positive_named or positive_unknown:
+            told = [*positive_named.values(), *(c.verdict for c in positive_unknown)]
+            verdict = min(told, key=lambda v: v.rank)
         elif named_verdicts or others_verdict is not None:
             verdict, confidence = Verdict.SKIM, Confidence.LOW
         else:

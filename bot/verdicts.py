@@ -68,7 +68,7 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         "essential reading", "mandatory reading", "highly recommended", "strongly recommended",
         "strongly recommend", "recommended reading", "don't miss", "do not miss",
         "not to be missed", "well worth", "definitely worth", "worth every minute",
-        "top pick", "do not skip", "don't skip",
+        "top pick", "do not skip", "don't skip", "recommended",
     ),
     Meaning.READ_THROUGH: (
         # zh
@@ -91,7 +91,8 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         "scrutinise", "set aside", "take the time", "every line", "every word",
         "start to finish", "careful reading", "close reading", "closer look", "a close look",
         "careful look", "thorough look", "detailed look", "read the thread",
-        "read the discussion", "not just the diff", "should read", "must read it",
+        "read the discussion", "not just the diff", "block out", "read twice", "read it twice",
+        "看两遍", "读两遍", "反复看", "should read", "must read it",
         "need to read", "needs to read", "has to read", "have to read", "want to read",
         "will want to read", "ought to read", "应该读", "应该看", "应当读", "需要读",
         "建议读", "建议阅读", "值得读", "值得阅读",
@@ -123,7 +124,12 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         "just the outcome", "only the outcome", "just the conclusion", "the conclusion is",
         "read the description", "read the pr description", "read the summary",
         "the description tells", "will care", "should know", "should be aware", "needs to know",
-        "need to know", "需要知道", "应该知道", "知道这件事",
+        "need to know", "需要知道", "应该知道", "知道这件事", "double-check", "double check",
+        "want a look", "may want to look", "short read", "easy read", "pleasant read",
+        "可看可不看", "可读可不读", "随意", "随便看看", "有空再看", "有空可以看看",
+        "if you have time", "when you have time", "at your leisure", "optional reading",
+        "skip the details", "skip the diff", "skip the code", "略过细节", "跳过细节",
+        "细节可以略过", "细节可略过", "细节不必看", "代码不用看",
     ),
     Meaning.NOT_NEEDED: (
         # zh
@@ -141,7 +147,7 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         "lose nothing", "no reason to open", "no reason to read", "no reason to look",
         "no point reading", "no point in reading", "skipping it", "skipping this",
         "错过也无妨", "不会错过什么", "没理由看", "不用管", "不必管", "别管", "不用关心",
-        "不必关心",
+        "不必关心", "不必点开", "无需点开", "没必要点开", "无需理会", "不用理会", "无须理会",
     ),
     Meaning.IGNORE: (
         # zh
@@ -150,6 +156,8 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         # en
         "ignore", "ignored", "can be ignored", "disregard", "nothing to see",
         "move along", "not for you", "is noise", "just noise", "it's noise",
+        "nothing for anyone", "nothing for you", "not for anyone", "nothing new for",
+        "a changelog line", "a footnote",
     ),
     Meaning.NOT_WORTH: (
         # zh
@@ -177,7 +185,8 @@ WEAK_SKIP = (
     "routine", "housekeeping", "trivial", "cosmetic", "typo", "chore", "boilerplate",
     "one-liner", "one line", "rename only", "纯文档", "纯格式", "例行", "琐碎", "错别字",
     "拼写", "一行改动", "只改了一行", "that's it", "that is all", "the usual", "version bump",
-    "typo fix", "nothing more", "仅此而已", "就这些", "没别的",
+    "typo fix", "nothing more", "nothing else", "dead code", "unused", "仅此而已", "就这些",
+    "没别的", "没有别的",
 )  # fmt: skip
 CLOSED_HINT = re.compile(
     r"已关闭|未合并|已撤回|被关闭|最终关闭|\((?:closed|reverted|withdrawn)\)"
@@ -253,13 +262,20 @@ _TO_READER_EN = re.compile(
 
 # Sufficiency idioms: "知道有这个参数就行", "只需要了解大意", "the summary is all you need".
 _ENOUGH_RE = re.compile(
-    r"(?:只需要?|只要|只用|仅需)?(?:知道|了解|记住|看看|看一下|看下|瞄一下)[^,;:。!?]{0,14}?"
+    r"(?:只需要?|只要|只用|仅需)?(?:知道|了解|记住|看看|看一下|看下|瞄一下|留意|注意)[^,;:。!?]{0,14}?"
     r"(?:就行|即可|就够|就好|足矣|就可以)"
     r"|(?:只需要?|只要|只用|仅需)(?:知道|了解|记住|看)"
     r"|\b(?:the\s+)?(?:summary|description|title|gist|takeaway|conclusion|headline|changelog"
     r"|release\s+notes?|pr\s+description|commit\s+message|outcome|result)\b[^.;]{0,40}?"
     r"\b(?:is|are)\s+(?:enough|all\s+you\s+need|sufficient|plenty)"
     r"|\b(?:just|only)\s+(?:need|want)\s+to\s+know\b"
+)
+
+
+# "go through the fix carefully", "read the new scheduler closely"
+_THROUGH_RE = re.compile(
+    r"\b(?:go|read|walk|work)\s+(?:through\s+)?[^.;,:]{0,25}?\b(?:carefully|closely|properly"
+    r"|thoroughly|in\s+detail|line\s+by\s+line)\b"
 )
 
 
@@ -319,14 +335,19 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         (m.start(), m.end(), " ".join(m.group().split()))
         for m in _CUE_RE.finditer(text, start, stop)
     ]
-    for m in _ENOUGH_RE.finditer(text, start, stop):
-        # the idiom wins over a literal inside it ("the takeaway ... is enough")
-        found = [f for f in found if not (f[0] < m.end() and m.start() < f[1])]
-        found.append((m.start(), m.end(), ""))
+    for pattern, kind in ((_ENOUGH_RE, ""), (_THROUGH_RE, " ")):
+        for m in pattern.finditer(text, start, stop):
+            # the idiom wins over a literal inside it ("the takeaway ... is enough")
+            found = [f for f in found if not (f[0] < m.end() and m.start() < f[1])]
+            found.append((m.start(), m.end(), kind))
     found.sort()
     matches = found
     for i, (s, e, phrase) in enumerate(matches):
-        meaning = TERMS[phrase] if phrase else Meaning.CONCLUSION_ONLY
+        meaning = (
+            TERMS[phrase]
+            if phrase.strip()
+            else (Meaning.READ_THROUGH if phrase else Meaning.CONCLUSION_ONLY)
+        )
         clause = _clause_start(text, s, start)
         # A "not worth"/"不值得" right before another cue is that cue's negator.
         if meaning is Meaning.NOT_WORTH and i + 1 < len(matches):

@@ -1,8 +1,9 @@
 """The labelled note sets and how a classifier is scored on them (aggregates only).
 
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
-develop the vocabulary), `dev3` and `dev4` (more development notes in other styles) and `unseen_v2`
-(held out, frozen: scored, never read for ideas; see fixtures/README.md).
+develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
+styles) and `unseen_v2` (held out, frozen: scored, never read for ideas; see
+fixtures/README.md).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
 splits its audience, every named group's verdict and the verdict of everyone else are
@@ -24,7 +25,7 @@ from tests.fixtures_util import FIXTURES
 NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
 UNSEEN = "unseen_v2"
 UNSEEN_SHA256 = "c324355def3e499199e3b3333108f122281bbad8d8252ce383f3365506d0f786"
-DEV_SETS = ("seeds", "dev", "dev2", "dev3", "dev4")
+DEV_SETS = ("seeds", "dev", "dev2", "dev3", "dev4", "dev5")
 
 
 @dataclass(frozen=True)
