@@ -13,11 +13,12 @@ import itertools
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable
 from pathlib import Path
 
 from bot.domain import Classification, Confidence, Verdict
 from bot.taxonomy import Taxonomy
+from bot.trie import ASCII_ALNUM as _ASCII_ALNUM
+from bot.trie import trie_regex
 from bot.verdicts import CONTRAST, HEDGE, Cue, find_cues, weak_hint
 
 __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
@@ -37,7 +38,6 @@ EXCERPT_MIN = 24  # a shorter verdict sentence ("值得精读。") gets the next
 
 # --------------------------------------------------------------------------- text helpers
 
-_ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 # Sentence and clause boundaries (applied to NFKC text, so "，" is already ","). A "." only
 # ends a sentence before whitespace, so "v0.6.1" and "torch.compile" stay whole.
@@ -81,53 +81,6 @@ def _segment(starts: list[int], text_len: int, index: int) -> tuple[int, int]:
     return starts[index], end
 
 
-def _trie_regex(terms: Iterable[str], skip_words: bool = False) -> str:
-    """A regex matching any of `terms`, factored as a prefix trie (longest match wins).
-
-    With `skip_words`, an ASCII word that does not start with a term is consumed whole,
-    so the scan never restarts in the middle of a word (terms must start at a word edge
-    anyway); callers drop those filler matches.
-    """
-    trie: dict[str, object] = {}
-    for term in terms:
-        node: dict[str, object] = trie
-        for ch in term:
-            child = node.setdefault(ch, {})
-            assert isinstance(child, dict)
-            node = child
-        node[""] = {}
-
-    def emit(node: dict[str, object]) -> str:
-        alts: list[str] = []
-        for ch in sorted(k for k in node if k):
-            child = node[ch]
-            assert isinstance(child, dict)
-            piece = r"\s*" if ch == " " else re.escape(ch)
-            alts.append(piece + emit(child))
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        if "" in node:
-            return "(?:" + body + ")?"
-        return body
-
-    if not skip_words:
-        return emit(trie)
-    alts = []
-    for ch in sorted(set(trie) | _ASCII_ALNUM):
-        child = trie.get(ch)
-        if ch not in _ASCII_ALNUM:
-            assert isinstance(child, dict)
-            alts.append(re.escape(ch) + emit(child))
-        elif child is None:
-            alts.append(ch + "[a-z0-9]*")
-        else:
-            assert isinstance(child, dict)
-            rest = emit(child)
-            alts.append(f"{ch}(?:{rest}|[a-z0-9]*)" if rest else f"{ch}[a-z0-9]*")
-    return "(?:" + "|".join(alts) + ")"
-
-
 def _key(term: str) -> str:
     return "".join(term.split())
 
@@ -136,15 +89,20 @@ def _key(term: str) -> str:
 
 # A group of readers named by what they do: "做量化的同学", "KV 缓存方向的工程师",
 # "whoever owns the Dockerfile", "kernel authors", "if you maintain chat templates".
+# A people noun, and the few words before it that say what those people work on.
+_PEOPLE = re.compile(
+    r"同学|同事|工程师|开发者|开发人员|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方"
+    r"|那边|这边|侧"
+    r"|\b(?:folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?|users?|teams?"
+    r"|crowd|reviewers?|contributors?|side)\b"
+)
+_PEOPLE_LEAD_ZH = 24  # characters
+_PEOPLE_LEAD_EN = re.compile(r"(?:[\w./+-]+\s+){0,4}$")  # words
 _AUDIENCE = tuple(
     re.compile(p)
     for p in (
-        r"[^,;:。!?]{1,24}?(?:同学|同事|工程师|开发者|开发人员|维护者|负责人|读者|用户|团队|小组"
-        r"|人员|作者|朋友|的人|一方|那边|这边|侧)",
         r"(?:对于|对|给)[^,;:。!?]{1,30}?(?:来说|而言)",
         r"\bfor\s+[^;:,.()]{1,60}",
-        r"(?:[\w./+-]+\s+){0,3}[\w./+-]+\s+(?:folks|people|maintainers?|owners?|authors?"
-        r"|developers?|devs|engineers?|users?|teams?|crowd|reviewers?|contributors?|side)\b",
         r"\b(?:whoever|anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who\s+)?"
         r"(?:\w+\s+){0,2}?(?:owns?|maintains?|maintaining|works?\s+on|working\s+on"
         r"|touch(?:es|ing)?|runs?|running|cares?\s+about|deploys?|deploying|uses?|using|ships?"
@@ -277,7 +235,7 @@ _AUX_CUES: dict[str, tuple[str, ...]] = {
         ("defer",),
     ),
 }
-_AUX_RE = re.compile(_trie_regex(_AUX_CUES))
+_AUX_RE = re.compile(trie_regex(_AUX_CUES))
 # The subject just before an "others" cue: "其余读者", "普通模型工程师", "everyone else".
 _OTHERS_SUBJECT = re.compile(
     r"(?:其余|其他|其它|别的|剩下的|普通|一般|大多数|大部分|多数|非[^,。;]{1,12}?的"
@@ -300,7 +258,8 @@ _EXCEPT_SUBJECT = re.compile(
 )
 # Cheap pre-check for an _OTHERS_SUBJECT before scanning every verdict cue of a note.
 _OTHERS_HINT = re.compile(
-    r"其余|其他|其它|别的|剩下|普通|一般|多数|大部分|不做|不负责|不维护|不关|非|else|other|rest|most|non-"
+    r"其余|其他|其它|别的|剩下|普通|一般|多数|大部分|不做|不负责|不维护|不关|不从事|非|否则"
+    r"|else|other|rest|most|non-|anyone|everyone|those|otherwise"
 )
 # A subject that names people ("其余读者", "others"), not other parts of the PR ("其余改动").
 _READER_NOUN = re.compile(
@@ -376,7 +335,7 @@ class Classifier:
             k: (v, k[0] in _ASCII_ALNUM, k[-1] in _ASCII_ALNUM and k not in prefix_keys)
             for k, v in self._table.items()
         }
-        pattern = _trie_regex(sorted(terms), skip_words=True)
+        pattern = trie_regex(sorted(terms), skip_words=True)
         self._matcher = re.compile(pattern)
 
     # ----------------------------------------------------------------- matching
@@ -438,10 +397,17 @@ class Classifier:
         if not _AUDIENCE_HINT.search(span):
             return frozenset()
         found: dict[int, float] = {}
-        for pattern in _AUDIENCE:
-            for m in pattern.finditer(span):
-                for index, value in self._span_roles(m.group()).items():
-                    found[index] = max(found.get(index, 0.0), value)
+        named = [m.group() for pattern in _AUDIENCE for m in pattern.finditer(span)]
+        for m in _PEOPLE.finditer(span):
+            s = m.start()
+            if m.group()[0] in _ASCII_ALNUM:
+                lead = _PEOPLE_LEAD_EN.search(span, max(0, s - 80), s)
+                named.append(span[lead.start() if lead else s : m.end()])
+            else:
+                named.append(span[max(0, s - _PEOPLE_LEAD_ZH) : m.end()])
+        for words in named:
+            for index, value in self._span_roles(words).items():
+                found[index] = max(found.get(index, 0.0), value)
         return frozenset(i for i, v in found.items() if v >= SPAN_MIN)
 
     def _cue_audience(
@@ -455,7 +421,12 @@ class Classifier:
         after = CONTRAST.search(text, cue.end, c_end)
         if after is not None:
             c_end = after.start()
-        subject = _OTHERS_SUBJECT.search(text, max(c_start, cue.start - 40), cue.start)
+        lo = max(c_start, cue.start - 40)
+        subject = (
+            _OTHERS_SUBJECT.search(text, lo, cue.start)
+            if _OTHERS_HINT.search(text, lo, cue.start)
+            else None
+        )
         if (
             subject is not None
             and _READER_NOUN.search(subject.group())
@@ -471,7 +442,11 @@ class Classifier:
                 return "others"
         span = text[c_start:c_end]
         roles = self._audience_roles(span)
-        if not roles and _AUDIENCE_HINT.search(span) and any(p.search(span) for p in _AUDIENCE):
+        if (
+            not roles
+            and _AUDIENCE_HINT.search(span)
+            and (_PEOPLE.search(span) or any(p.search(span) for p in _AUDIENCE))
+        ):
             return "unknown"  # readers named in words no role claims
         if not roles and ci > 0:
             # "对做量化的同学来说，不值得精读": the readers are named in the clause before
@@ -639,7 +614,10 @@ class Classifier:
             for start, _end, kinds in aux:
                 if "others" not in kinds:
                     continue
-                if "self" in kinds or _OTHERS_SUBJECT.search(text, max(0, start - 40), start):
+                lo = max(0, start - 40)
+                if "self" in kinds or (
+                    _OTHERS_HINT.search(text, lo, start) and _OTHERS_SUBJECT.search(text, lo, start)
+                ):
                     others_verdict = Verdict.SKIP
                     break
 

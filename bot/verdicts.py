@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bot.domain import Verdict
+from bot.trie import ASCII_ALNUM, trie_regex
 
 __all__ = ["Cue", "Meaning", "find_cues", "has_contrast", "is_hedged", "weak_hint"]
 
@@ -197,6 +198,8 @@ OPEN_HINT = re.compile(
     r"草案|草稿|未完成|仍在评审|还在评审|尚未合并|\[draft\]|\[wip\]|\((?:open|draft|wip)\)"
     r"|\bstill open\b|\bstill a draft\b|\bwork in progress\b|\bnot merged yet\b"
 )
+_CLOSED_ANCHORS = ("关闭", "合并", "撤回", "closed", "reverted", "withdrawn", "merged")
+_OPEN_ANCHORS = ("草", "未完成", "评审", "合并", "draft", "wip", "open", "progress", "merged")
 HEDGE = re.compile(
     r"可能|也许|或许|说不定|不确定|视情况|\b(?:maybe|perhaps|probably|possibly|might|arguably"
     r"|hard to say|not sure|depends)\b"
@@ -211,29 +214,66 @@ CONTRAST = re.compile(
 # Negators, scoped to the few words before a cue inside its clause. Words that only look
 # negative are excluded: 不仅/不只/不光/不但 (not only), 不错/不少, 不妨 (might as well),
 # 特别/区别 (别 inside a word), 并非 is a negator but 无非 is not.
-_NEG_ZH = (
-    r"(?:不值得|不太值得|未必值得|不必|无需|无须|毋须|不用|用不着|犯不着|不需要|没必要|没有必要"
-    r"|而非|并非|并不|不是|算不上|谈不上|称不上|不要|不能|不可|不应|不该|未必|不太|不大|何必"
-    r"|没有|没|(?<![特区类个告级性分识鉴辨])别|不(?![仅只光但错少妨容止]))"
-)
-_NEG_EN = (
-    r"\b(?:not|no|don't|do not|doesn't|does not|isn't|is not|needn't|need not|never|hardly"
-    r"|barely|without|rather than|instead of|nor|won't|can't|cannot|shouldn't|should not"
-    r"|nobody|no one|no-one|neither"
-    r"|no need to|no need for)\b"
-)
-_NEG_ZH_RE = re.compile(_NEG_ZH + r"[^,;:。!?]{0,6}$")
-_NEG_EN_RE = re.compile(_NEG_EN + r"(?:\s+[\w'-]+){0,4}\s*$")
-# "not just a skim", "不只是浏览": more than the cue, i.e. read closely.
-_MORE_THAN = re.compile(
-    r"(?:不只|不仅|不止|不光|不单)[^,;:。!?]{0,6}$|\b(?:not just|not only|not merely|more than)\b"
-    r"(?:\s+[\w'-]+){0,3}\s*$"
-)
-_NEED_NEG = re.compile(
-    r"(?:不必|无需|无须|不用|用不着|不需要|没必要|不值得|不太值得|犯不着)[^,;:。!?]{0,6}$"
-    r"|\b(?:no need|not worth|needn't|need not|don't need|do not need|isn't worth|not even)\b"
-    r"(?:\s+[\w'-]+){0,4}\s*$"
-)
+_MORE_WORDS: tuple[str, ...] = ("不只", "不仅", "不止", "不光", "不单", "not just", "not only")
+_MORE_WORDS += ("not merely", "more than")
+_NEED_WORDS = (
+    "不必", "无需", "无须", "不用", "用不着", "不需要", "没必要", "不值得", "不太值得", "犯不着",
+    "no need", "no need to", "no need for", "not worth", "needn't", "need not", "don't need",
+    "do not need", "isn't worth", "not even",
+)  # fmt: skip
+_PLAIN_WORDS = (
+    "未必值得", "毋须", "没有必要", "而非", "并非", "并不", "不是", "算不上", "谈不上", "称不上",
+    "不要", "不能", "不可", "不应", "不该", "未必", "不太", "不大", "何必", "没有", "没", "别",
+    "不", "not", "no", "don't", "do not", "doesn't", "does not", "isn't", "is not", "never",
+    "hardly", "barely", "without", "rather than", "instead of", "nor", "won't", "can't",
+    "cannot", "shouldn't", "should not", "nobody", "no one", "no-one", "neither",
+)  # fmt: skip
+# Words that only look negative: 不仅 (not only) is in _MORE_WORDS; 不错, 不少, 不妨 (might
+# as well) and 不容 (不容错过 is a cue) are not negators, nor is 别 inside 特别, 区别.
+_NOT_NEGATORS = frozenset({"不错", "不少", "不妨", "不容", "不但"})
+_BIE_WORDS = frozenset("特区类个告级性分识鉴辨")
+_NEG_KIND = {
+    **dict.fromkeys(_PLAIN_WORDS, "plain"),
+    **dict.fromkeys(_NEED_WORDS, "need"),
+    **dict.fromkeys(_MORE_WORDS, "more"),
+}
+_NEG_RE = re.compile(trie_regex([*_NEG_KIND, *_NOT_NEGATORS]))
+_NEG_BY_KEY = {"".join(w.split()): w for w in _NEG_KIND}
+_GAP_STOP = frozenset(",;:。!?\n")
+
+
+def _negator(window: str) -> str | None:
+    """The kind ("plain", "need", "more") of a negator that governs a cue ending `window`.
+
+    The negator must sit close before the cue: at most 6 characters (Chinese) or four
+    words (English) in between, and no clause punctuation.
+    """
+    found = None
+    for m in _NEG_RE.finditer(window):
+        word = "".join(m.group().split())
+        if word in _NOT_NEGATORS:
+            continue
+        phrase = _NEG_BY_KEY.get(word)
+        if phrase is None:
+            continue
+        s, e = m.span()
+        if phrase[0] in ASCII_ALNUM:
+            if s > 0 and window[s - 1] in ASCII_ALNUM:
+                continue
+            if e < len(window) and window[e] in ASCII_ALNUM:
+                continue
+            gap = window[e:]
+            if len(gap.split()) > 4 or any(c in _GAP_STOP for c in gap):
+                continue
+        else:
+            if phrase == "别" and s > 0 and window[s - 1] in _BIE_WORDS:
+                continue
+            gap = window[e:]
+            if len(gap.strip()) > 6 or any(c in _GAP_STOP for c in gap):
+                continue
+        found = _NEG_KIND[phrase]
+    return found
+
 
 _CLAUSE_STOP = re.compile(r"[,;:。!?\n]|\.\s|——| — ")
 _SUFFICIENT = re.compile(
@@ -279,6 +319,14 @@ _THROUGH_RE = re.compile(
 )
 
 
+# Every match of the idiom patterns contains one of these.
+_ENOUGH_ANCHORS = (
+    "就行", "即可", "就够", "就好", "足矣", "就可以", "只需", "只要", "只用", "仅需", "enough",
+    "all you need", "sufficient", "plenty", "to know",
+)  # fmt: skip
+_THROUGH_ANCHORS = ("carefully", "closely", "properly", "thoroughly", "in detail", "line by line")
+
+
 def _terms() -> dict[str, Meaning]:
     out: dict[str, Meaning] = {}
     for meaning, phrases in LEXICON.items():
@@ -288,23 +336,27 @@ def _terms() -> dict[str, Meaning]:
 
 
 TERMS = _terms()
-_ASCII = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_ASCII = ASCII_ALNUM
 
 
-def _alternation(phrases: Iterable[str]) -> str:
-    parts = []
-    for p in sorted(phrases, key=lambda s: (-len(s), s)):
-        body = r"\s+".join(re.escape(w) for w in p.split())
-        if p[0] in _ASCII:
-            body = r"(?<![a-z0-9])" + body
-        if p[-1] in _ASCII:
-            body += r"(?![a-z0-9])"
-        parts.append(body)
-    return "|".join(parts)
+def _cue_key(matched: str) -> str:
+    return "".join(matched.split())
 
 
-_CUE_RE = re.compile(_alternation(TERMS))
-_WEAK_RE = re.compile(_alternation(WEAK_SKIP))
+# Phrases by their spelling without spaces: the trie lets "close read" match "closeread".
+_BY_KEY = {_cue_key(p): p for p in TERMS}
+_WEAK_KEYS = frozenset(_cue_key(p) for p in WEAK_SKIP)
+
+
+def _edges_ok(text: str, s: int, e: int) -> bool:
+    """An ASCII phrase starts and ends at word edges ("skim" is not inside "skimmable")."""
+    if text[s] in _ASCII and s > 0 and text[s - 1] in _ASCII:
+        return False
+    return not (text[e - 1] in _ASCII and e < len(text) and text[e] in _ASCII)
+
+
+_CUE_RE = re.compile(trie_regex(TERMS))
+_WEAK_RE = re.compile(trie_regex(WEAK_SKIP))
 
 
 @dataclass(frozen=True)
@@ -332,14 +384,20 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
     stop = len(text) if end is None else end
     previous_end = start
     found = [
-        (m.start(), m.end(), " ".join(m.group().split()))
+        (m.start(), m.end(), _BY_KEY[_cue_key(m.group())])
         for m in _CUE_RE.finditer(text, start, stop)
+        if _cue_key(m.group()) in _BY_KEY and _edges_ok(text, m.start(), m.end())
     ]
-    for pattern, kind in ((_ENOUGH_RE, ""), (_THROUGH_RE, " ")):
+    for pattern, marker, anchors in (
+        (_ENOUGH_RE, "", _ENOUGH_ANCHORS),
+        (_THROUGH_RE, " ", _THROUGH_ANCHORS),
+    ):
+        if not any(a in text for a in anchors):
+            continue  # a substring test is much cheaper than the scan
         for m in pattern.finditer(text, start, stop):
             # the idiom wins over a literal inside it ("the takeaway ... is enough")
             found = [f for f in found if not (f[0] < m.end() and m.start() < f[1])]
-            found.append((m.start(), m.end(), kind))
+            found.append((m.start(), m.end(), marker))
     found.sort()
     matches = found
     for i, (s, e, phrase) in enumerate(matches):
@@ -373,27 +431,23 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
             cut = cm.end()
         if cut is not None:
             window = window[cut:]
-        ascii_cue = text[s] in _ASCII
         negated = soft = False
+        kind = _negator(window) if window else None
         if meaning not in (Meaning.NOT_NEEDED, Meaning.NOT_WORTH, Meaning.NOTHING_TO_READ):
-            if _MORE_THAN.search(window):
+            if kind == "more":
                 verdict, negated = Verdict.DEEP, True
-            elif (_NEG_EN_RE if ascii_cue else _NEG_ZH_RE).search(window) or (
-                not ascii_cue and _NEG_EN_RE.search(window)
-            ):
+            elif kind is not None:
                 negated = True
                 if verdict is Verdict.DEEP:
                     verdict, soft = Verdict.SKIP, True
                 elif verdict is Verdict.SKIM:
-                    if not _NEED_NEG.search(window):
+                    if kind != "need":
                         previous_end = e
                         continue  # "not a skim" alone says little
                     verdict = Verdict.SKIP
                 else:
                     verdict = Verdict.DEEP  # "don't ignore this"
-        elif meaning is Meaning.NOT_NEEDED and (
-            (_NEG_EN_RE if ascii_cue else _NEG_ZH_RE).search(window) and phrase[:1] not in "不无没"
-        ):
+        elif meaning is Meaning.NOT_NEEDED and kind is not None and phrase[:1] not in "不无没":
             verdict, negated = Verdict.DEEP, True  # "can't skip this", "不能跳过"
         if meaning is Meaning.NOTHING_TO_READ:
             soft = True
@@ -412,10 +466,15 @@ def is_hedged(text: str, start: int, end: int) -> bool:
 
 def weak_hint(title: str, text: str) -> tuple[Verdict, bool] | None:
     """The verdict hinted by a note that states none: (verdict, found), or None."""
-    if CLOSED_HINT.search(title) or CLOSED_HINT.search(text):
+    both = title + "\n" + text
+    if any(a in both for a in _CLOSED_ANCHORS) and CLOSED_HINT.search(both):
         return Verdict.SKIP, True
-    if _WEAK_RE.search(title) or _WEAK_RE.search(text):
+    if any(
+        _cue_key(m.group()) in _WEAK_KEYS and _edges_ok(t, m.start(), m.end())
+        for t in (title, text)
+        for m in _WEAK_RE.finditer(t)
+    ):
         return Verdict.SKIP, True
-    if OPEN_HINT.search(title) or OPEN_HINT.search(text):
+    if any(a in both for a in _OPEN_ANCHORS) and OPEN_HINT.search(both):
         return Verdict.SKIM, True
     return None
