@@ -355,7 +355,8 @@ def _edges_ok(text: str, s: int, e: int) -> bool:
     return not (text[e - 1] in _ASCII and e < len(text) and text[e] in _ASCII)
 
 
-_CUE_RE = re.compile(trie_regex(TERMS))
+# English words that start no phrase are consumed whole (dropped by the _BY_KEY lookup).
+_CUE_RE = re.compile(trie_regex(TERMS, skip_words=True))
 _WEAK_RE = re.compile(trie_regex(WEAK_SKIP))
 
 
@@ -383,16 +384,25 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
     """Verdict cues in `text[start:end]` (lower-cased, normalised), in order."""
     stop = len(text) if end is None else end
     previous_end = start
-    found = [
-        (m.start(), m.end(), _BY_KEY[_cue_key(m.group())])
-        for m in _CUE_RE.finditer(text, start, stop)
-        if _cue_key(m.group()) in _BY_KEY and _edges_ok(text, m.start(), m.end())
-    ]
+    found: list[tuple[int, int, str]] = []
+    by_key = _BY_KEY
+    for m in _CUE_RE.finditer(text, start, stop):
+        matched = m.group()
+        phrase = by_key.get(matched)
+        if phrase is None:
+            if matched.isalnum():
+                continue  # an English word skipped whole
+            phrase = by_key.get(_cue_key(matched))
+            if phrase is None:
+                continue
+        s, e = m.span()
+        if _edges_ok(text, s, e):
+            found.append((s, e, phrase))
     for pattern, marker, anchors in (
         (_ENOUGH_RE, "", _ENOUGH_ANCHORS),
         (_THROUGH_RE, " ", _THROUGH_ANCHORS),
     ):
-        if not any(a in text for a in anchors):
+        if not any(map(text.__contains__, anchors)):
             continue  # a substring test is much cheaper than the scan
         for m in pattern.finditer(text, start, stop):
             # the idiom wins over a literal inside it ("the takeaway ... is enough")
