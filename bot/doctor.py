@@ -20,8 +20,8 @@ from slack_sdk.web import SlackResponse
 
 from bot.config import Settings, SettingsError, load_settings
 from bot.ingest import NoteFileError, find_note_files, parse_note_file
-from bot.slack_client import BOT_SCOPES
-from bot.store.sql import MIGRATIONS
+from bot.slack_client import BOT_SCOPES, describe_unreachable
+from bot.store.sql import MIGRATIONS, describe_unavailable
 from bot.taxonomy import TaxonomyError, load_taxonomy
 
 OK, FAIL, SKIP = "ok", "FAIL", "skip"
@@ -133,11 +133,7 @@ def check_database(url: str) -> str:
         with engine.connect() as conn:
             current = set(MigrationContext.configure(conn).get_current_heads())
     except (sa.exc.SQLAlchemyError, OSError) as exc:
-        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        raise _CheckFailed(
-            f"cannot connect to {shown} ({reason}): check PRDIGEST_DATABASE_URL and that the "
-            "database server is running"
-        ) from None
+        raise _CheckFailed(describe_unavailable(exc, url)) from None
     finally:
         engine.dispose()
     head = ", ".join(sorted(heads))
@@ -174,11 +170,7 @@ def _client(settings: Settings) -> WebClient:
 
 
 def _unreachable(settings: Settings, exc: Exception) -> _CheckFailed:
-    reason = getattr(exc, "reason", None) or exc
-    return _CheckFailed(
-        f"cannot reach Slack at {settings.slack_api_url} ({reason}): check the network "
-        "and PRDIGEST_SLACK_API_URL"
-    )
+    return _CheckFailed(describe_unreachable(exc, settings.slack_api_url))
 
 
 def _auth_test(settings: Settings) -> SlackResponse:

@@ -174,8 +174,9 @@ def test_unreachable_slack_is_one_fail_line(healthy: Path, monkeypatch: pytest.M
     code, _, checks = run_doctor()
     assert code == 1
     assert list(failures(checks)) == ["slack token"]
-    assert f"cannot reach Slack at {url}" in checks["slack token"][1]
-    assert "PRDIGEST_SLACK_API_URL" in checks["slack token"][1]
+    detail = checks["slack token"][1]
+    assert "Slack is unreachable at 127.0.0.1:" in detail and "connection refused" in detail
+    assert f"PRDIGEST_SLACK_API_URL ({url})" in detail
     assert checks["slack scopes"][0] == checks["slack channel"][0] == "skip"
 
 
@@ -208,7 +209,8 @@ def test_unreachable_database_is_one_fail_line(
     assert list(failures(checks)) == ["database"]
     assert "hunter2" not in output, "a password is never shown"
     detail = checks["database"][1]
-    assert "cannot connect" in detail or "does not exist yet" in detail
+    assert "is unavailable" in detail or "does not exist yet" in detail
+    assert "PRDIGEST_DATABASE_URL" in detail
     assert not (tmp_path / "no").exists(), "doctor creates no database"
 
 
