@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
 
 from bot.domain import Pause, Reader, RoleSubscription, Verdict
 from bot.search import text_query
 from bot.services import Services, ingest_paths
 from bot.store import Store
 from bot.store.readers import MAX_WATCHES, WatchOutcome
+from tests.conftest import PG_ADMIN_URL
 from tests.fixtures_util import seed_files
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -74,3 +81,54 @@ def test_matching_limits_a_search_to_given_notes(services: Services) -> None:
     assert store.matching(text_query("zzqqxx"), ids) == set()
     # "quant" is no whole word of any note: taken as a prefix, as a lookup does.
     assert store.matching(text_query("quant"), ids)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database without any schema yet (the shared fixtures migrate to the head)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'old.db'}"
+        return
+    name = f"prdigest_upgrade_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield sa.engine.make_url(PG_ADMIN_URL).set(database=name).render_as_string(False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def test_upgrade_from_0003_keeps_subscriptions_unfiltered(empty_db_url: str) -> None:
+    """An existing database (schema 0003) keeps its subscribers: every note, as before."""
+    from alembic import command
+    from alembic.config import Config
+
+    from bot.store.sql import MIGRATIONS, create_db_engine, migrate
+
+    engine = create_db_engine(empty_db_url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0003")
+        assert "watches" not in sa.inspect(conn).get_table_names()
+        conn.execute(
+            sa.text(
+                "INSERT INTO subscriptions (team_id, user_id, role, created_at) "
+                "VALUES ('T1', 'U1', 'kernels', :at)"
+            ),
+            {"at": T0},
+        )
+    migrate(engine)
+    engine.dispose()
+    store = Store.open(empty_db_url)
+    try:
+        assert store.readers.all_readers() == [
+            Reader("T1", "U1", (RoleSubscription("kernels", None),))
+        ]
+        assert store.readers.watch("T1", "U1", "fp8") is WatchOutcome.ADDED
+    finally:
+        store.close()
