@@ -351,3 +351,36 @@ def test_week_pages_posted_upcoming_and_earlier_digests(bot: Harness) -> None:
         ("week <!channel>", "&lt;!channel&gt;` is not a role"),
     ):
         assert says in reply_text(bot, bad), bad
+
+
+def home_actions(harness: Harness) -> list[dict[str, Any]]:
+    return [
+        element
+        for block in harness.slack.home_views[USER]["blocks"]
+        if block["type"] == "actions"
+        for element in block["elements"]
+    ]
+
+
+def test_home_buttons_resume_and_unwatch(bot: Harness) -> None:
+    readers = bot.services.store.readers
+    bot.command("watch marlin")
+    bot.command("watch <b>cuda</b> graph")
+    bot.command("pause 1w")
+    bot.post(event_body({"type": "app_home_opened", "user": USER, "tab": "home"}))
+    bot.slack.wait_for("views.publish")
+    labels = {e["text"]["text"]: e for e in home_actions(bot)}
+    assert set(labels) == {"Resume now", "Unwatch “marlin”", "Unwatch “<b>cuda</b> graph”"}
+
+    resume = labels["Resume now"]
+    assert bot.click(resume["action_id"], resume["value"]) == 200
+    bot.slack.wait_for("views.publish", n=2)
+    pause = readers.pause_of(TEAM, USER)
+    assert pause is not None and not pause.active(datetime.now(UTC))
+    assert "Resume now" not in {e["text"]["text"] for e in home_actions(bot)}
+
+    unwatch = labels["Unwatch “<b>cuda</b> graph”"]
+    assert bot.click(unwatch["action_id"], unwatch["value"]) == 200
+    bot.slack.wait_for("views.publish", n=3)
+    assert readers.watches_of(TEAM, USER) == ["marlin"]
+    assert [e["text"]["text"] for e in home_actions(bot)] == ["Unwatch “marlin”"]

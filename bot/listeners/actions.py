@@ -11,13 +11,16 @@ from slack_bolt import Ack, App
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
+from bot import preferences
 from bot.commands import app_home, change_subscriptions, lookup_page, week_page
 from bot.digest import now_utc
 from bot.listeners.commands import send_ephemeral
 from bot.render.blocks import (
     MORE_ACTION_ID,
+    RESUME_ACTION_ID,
     SUBSCRIBE_ACTION_ID,
     UNSUBSCRIBE_ACTION_ID,
+    UNWATCH_ACTION_ID,
     escaped,
 )
 from bot.render.replies import MorePage, error_reply, roles_reply
@@ -90,6 +93,50 @@ def register(app: App, services: Services) -> None:
 
     app.action(_action_pattern(SUBSCRIBE_ACTION_ID))(toggler(subscribe=True))
     app.action(_action_pattern(UNSUBSCRIBE_ACTION_ID))(toggler(subscribe=False))
+
+    @app.action(RESUME_ACTION_ID)
+    def on_resume(
+        ack: Ack,
+        body: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+    ) -> None:
+        ack()
+        team_id, user_id = _who(body)
+        if team_id and user_id:
+            reply = preferences.resume(services, team_id, user_id, now_utc())
+            answer(body, respond, client, team_id, user_id, reply)
+
+    @app.action(_action_pattern(UNWATCH_ACTION_ID))
+    def on_unwatch(
+        ack: Ack,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+    ) -> None:
+        ack()
+        team_id, user_id = _who(body)
+        query = str(action.get("value") or "")
+        if team_id and user_id and query:
+            reply = preferences.unwatch(services, team_id, user_id, query)
+            answer(body, respond, client, team_id, user_id, reply)
+
+    def answer(
+        body: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+        team_id: str,
+        user_id: str,
+        reply: dict[str, Any],
+    ) -> None:
+        """From App Home: publish the view again; from a message: reply to the user."""
+        if (body.get("container") or {}).get("type") == "view":
+            client.views_publish(
+                user_id=user_id, view=app_home(services, team_id, user_id, now_utc())
+            )
+        else:
+            send_ephemeral(respond, client, _channel(body), user_id, reply)
 
     @app.action(MORE_ACTION_ID)
     def on_more(

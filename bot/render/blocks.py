@@ -33,6 +33,8 @@ NOTE_MENU_ACTION_ID = "prdigest_note"  # per note: "prdigest_note:<id>"; values 
 FIX_OPTION = "fix"  # option value "fix:<id>": open the correction modal
 SHOW_OPTION = "show"  # option value "show:<id>": the whole note, only to the clicker
 REVISED_MARK = ":pencil2: _已更新 / revised_"
+RESUME_ACTION_ID = "prdigest_resume"  # App Home, while paused
+UNWATCH_ACTION_ID = "prdigest_unwatch"  # App Home; button value: the watched search
 
 VERDICT_EMOJI = {
     Verdict.DEEP: ":large_green_circle:",

@@ -19,8 +19,10 @@ from bot.render.blocks import (
     MAX_MESSAGE_BLOCKS,
     MAX_MESSAGE_TEXT_CHARS,
     MORE_ACTION_ID,
+    RESUME_ACTION_ID,
     SUBSCRIBE_ACTION_ID,
     UNSUBSCRIBE_ACTION_ID,
+    UNWATCH_ACTION_ID,
     Block,
     block_text_size,
     button,
@@ -41,6 +43,7 @@ Message = dict[str, Any]
 MAX_BUTTON_VALUE = 2000
 HOME_NOTES = 12
 HOME_ROLES = 40
+MAX_HOME_WATCH_BUTTONS = 20  # with the resume button, within an actions block's 25
 MAX_FALLBACK_CHARS = 3000
 
 
@@ -454,6 +457,9 @@ def home_view(
         paused = pause_text(reader.pause, now, zone)
         if paused:
             blocks.append(section_block(f":double_vertical_bar: {paused}."))
+    controls = _home_controls(reader, now)
+    if controls is not None:
+        blocks.append(controls)
     blocks.append({"type": "divider"})
     blocks.append(header_block("Roles"))
     roles = taxonomy.roles[:HOME_ROLES]
@@ -473,6 +479,19 @@ def home_view(
     else:
         blocks.append(context_block("Nothing to read yet for your roles."))
     return {"type": "home", "blocks": blocks[:MAX_HOME_BLOCKS]}
+
+
+def _home_controls(reader: Reader, now: datetime) -> Block | None:
+    """Buttons under the reader's settings: resume a pause, stop a watch."""
+    elements = []
+    if reader.pause is not None and reader.pause.active(now):
+        elements.append(button("Resume now", RESUME_ACTION_ID, "resume", "primary"))
+    for index, query in enumerate(reader.watches[:MAX_HOME_WATCH_BUTTONS]):
+        label = f"Unwatch “{clip(query, 40, plain=True)}”"
+        elements.append(button(label, role_action_id(UNWATCH_ACTION_ID, str(index)), query))
+    if not elements:
+        return None
+    return {"type": "actions", "block_id": "reader-controls", "elements": elements}
 
 
 def _role_row(role: Role, subscribed: bool, level: Verdict | None = None) -> Block:
