@@ -75,7 +75,7 @@ def accepted_parts(slack: FakeSlack) -> Counter[str]:
 def test_every_dm_once_from_several_senders_each_users_messages_in_order(
     slack: FakeSlack, tmp_path: Path
 ) -> None:
-    slack.set_latency("chat.postMessage", 0.1)
+    slack.set_latency("chat.postMessage", 0.25)
     parts = dm_parts(24, extra={3: 2, 7: 1})
     recorded = Recorded()
     fanout = fanout_for(slack, tmp_path, recorded, RateController(0), per_channel=10)
@@ -87,7 +87,7 @@ def test_every_dm_once_from_several_senders_each_users_messages_in_order(
     assert fanout.sent == len(parts)
     assert len({t for _p, t in recorded.sent}) == 4, "four senders shared the work"
     arrivals = sorted(c.at for c in slack.calls_for("chat.postMessage"))
-    assert arrivals[3] - arrivals[0] < 0.1, "the first four were in flight together"
+    assert arrivals[3] - arrivals[0] < 0.2, "the first four were in flight together"
     for user in ("U003", "U007"):
         mine = [c for c in slack.calls_for("chat.postMessage") if c.params["channel"] == user]
         names = [c.params["metadata"]["event_payload"]["part"] for c in mine]
@@ -112,9 +112,10 @@ def test_a_429_pauses_all_senders_until_retry_after_and_loses_nothing(
     assert fanout.limited == 3 and controller.limited == 3
     calls = sorted(slack.calls_for("chat.postMessage"), key=lambda c: c.at)
     first_429 = next(c.at for c in calls if c.status == 429)
-    later = [c.at - first_429 for c in calls if c.at - first_429 >= 0.1]
-    assert later, "sending went on after the pause"
-    assert min(later) >= 0.95, "nobody sent before Retry-After had passed"
+    after = [c.at - first_429 for c in calls]
+    # Requests already on their way when the 429 came back arrive within the latency.
+    assert not [t for t in after if 0.4 <= t < 0.95], "nobody sent before Retry-After passed"
+    assert [t for t in after if t >= 0.95], "sending went on after the pause"
 
 
 def test_a_gone_user_is_settled_and_the_rest_are_sent(slack: FakeSlack, tmp_path: Path) -> None:
