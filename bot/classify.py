@@ -774,6 +774,10 @@ def classifier_fingerprint(taxonomy: Taxonomy) -> str:
     """A hash of the roles (names, aliases, keywords, audience) and of these rules: when it
     changes, stored notes were classified differently and are re-classified."""
     digest = hashlib.sha256(repr(taxonomy.roles).encode("utf-8"))
-    digest.update(Path(__file__).read_bytes())
-    digest.update((Path(__file__).parent / "verdicts.py").read_bytes())
+    for name in RULE_MODULES:
+        digest.update((Path(__file__).parent / name).read_bytes())
     return digest.hexdigest()[:32]
+
+
+# The modules whose code decides a classification (the fingerprint hashes them).
+RULE_MODULES = ("classify.py", "verdicts.py", "trie.py")

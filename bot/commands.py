@@ -108,15 +108,7 @@ def _list(args: list[str], taxonomy: Taxonomy) -> Command:
 
 
 def _resolve_all(args: list[str], taxonomy: Taxonomy) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    slugs: list[str] = []
-    unknown: list[str] = []
-    for word in args:
-        role = taxonomy.resolve(word)
-        if role is None:
-            unknown.append(word)
-        elif role.slug not in slugs:
-            slugs.append(role.slug)
-    return tuple(slugs), tuple(unknown)
+    return taxonomy.resolve_all(args)
 
 
 # Verdict filters of `subscribe`: the least verdict wanted; "all" clears the filter.

@@ -35,14 +35,7 @@ def resolve_fix_roles(
     taxonomy: Taxonomy, roles: Sequence[str], primary: str | None
 ) -> tuple[tuple[str, ...], str]:
     """Role words (slugs or aliases) to slugs, primary first; FixError names a bad word."""
-    slugs: list[str] = []
-    unknown: list[str] = []
-    for word in roles:
-        role = taxonomy.resolve(word)
-        if role is None:
-            unknown.append(word)
-        elif role.slug not in slugs:
-            slugs.append(role.slug)
+    slugs, unknown = taxonomy.resolve_all(roles)
     if unknown:
         hints = sorted({r.slug for w in unknown for r in taxonomy.suggest(w)})
         hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
@@ -55,6 +48,14 @@ def resolve_fix_roles(
     if chosen is None or chosen.slug not in slugs:
         raise FixError(f"the primary role {primary!r} must be one of the roles: {', '.join(slugs)}")
     return (chosen.slug, *(s for s in slugs if s != chosen.slug)), chosen.slug
+
+
+def note_and_fix(services: Services, note_id: int) -> tuple[Note, NoteFix | None] | None:
+    """A note and its fix (None when it has none); None when there is no such note."""
+    found = services.store.get_notes([note_id])
+    if not found:
+        return None
+    return found[0], services.store.get_fix(note_id)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ def _same(note: Note, new: Classification) -> bool:
         and note.verdict is new.verdict
         and note.role_verdicts == new.role_verdicts
         and note.excerpt == new.excerpt
+        and note.verdict_confidence is new.verdict_confidence
     )
 
 

@@ -14,6 +14,7 @@ import math
 import re
 import tomllib
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -74,6 +75,18 @@ class Taxonomy:
     def resolve(self, word: str) -> Role | None:
         """The role a user means by `word` (slug, alias or name), or None."""
         return self._lookup.get(normalise_word(word))
+
+    def resolve_all(self, words: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The slugs `words` name (each once, in order) and the words that name no role."""
+        slugs: list[str] = []
+        unknown: list[str] = []
+        for word in words:
+            role = self.resolve(word)
+            if role is None:
+                unknown.append(word)
+            elif role.slug not in slugs:
+                slugs.append(role.slug)
+        return tuple(slugs), tuple(unknown)
 
     def suggest(self, word: str, n: int = 3) -> list[Role]:
         """Up to `n` roles whose names look most like `word` ("did you mean")."""

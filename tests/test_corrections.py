@@ -113,3 +113,20 @@ def test_reclassify_dry_run_stores_nothing(services: Services, tmp_path: Path) -
     stored = reclassify(services)
     assert [(c.note.id, c.new) for c in preview] == [(c.note.id, c.new) for c in stored]
     assert reclassify(services, dry_run=True) == []
+
+
+def test_the_fingerprint_covers_every_module_the_classifier_imports() -> None:
+    import ast
+
+    import bot.classify
+    from bot.classify import RULE_MODULES
+
+    source = Path(bot.classify.__file__).read_text(encoding="utf-8")
+    imported = {
+        f"{node.module.removeprefix('bot.')}.py"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bot.")
+    }
+    # Plain data and the taxonomy (hashed as data) are not rules.
+    assert imported - {"domain.py", "taxonomy.py"} <= set(RULE_MODULES)
+    assert "classify.py" in RULE_MODULES

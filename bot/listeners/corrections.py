@@ -10,7 +10,7 @@ from slack_bolt import Ack, App
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from bot.corrections import FixError, fix_note
+from bot.corrections import FixError, fix_note, note_and_fix
 from bot.listeners.actions import _channel, _who
 from bot.listeners.commands import send_ephemeral
 from bot.posting import DeliveryError
@@ -52,21 +52,21 @@ def register(app: App, services: Services) -> None:
         kind, _, raw = value.partition(":")
         if kind == "pr":
             return  # a link: Slack opened it in the browser
-        note = services.store.get_notes([int(raw)]) if raw.isdigit() else []
-        if kind not in (FIX_OPTION, SHOW_OPTION) or not note:
+        found = note_and_fix(services, int(raw)) if raw.isdigit() else None
+        if kind not in (FIX_OPTION, SHOW_OPTION) or found is None:
             reply = error_reply("That note is no longer there; nothing was done.")
             send_ephemeral(respond, client, channel, user_id, reply)
             return
-        fix = services.store.get_fix(note[0].id)
+        note, fix = found
         if kind == SHOW_OPTION:
-            reply = note_detail_reply(note[0], fix, services.taxonomy)
+            reply = note_detail_reply(note, fix, services.taxonomy)
             send_ephemeral(respond, client, channel, user_id, reply)
             return
         if not services.settings.may_edit(user_id):
             reply = not_editor_reply(sorted(services.settings.editor_ids))
             send_ephemeral(respond, client, channel, user_id, reply)
             return
-        view = fix_modal(note[0], fix, services.taxonomy, channel)
+        view = fix_modal(note, fix, services.taxonomy, channel)
         client.views_open(trigger_id=str(body.get("trigger_id") or ""), view=view)
 
     @app.view(FIX_CALLBACK_ID)

@@ -662,13 +662,7 @@ class Store:
         for note_id, body, c in items:
             head, _, _old = body.rpartition(" ")
             row = {
-                "roles": list(c.roles),
-                "primary_role": c.primary_role,
-                "verdict": c.verdict.value,
-                "verdict_rank": c.verdict.rank,
-                "role_verdicts": {k: v.value for k, v in c.role_verdicts.items()},
-                "excerpt": c.excerpt,
-                "verdict_confidence": c.verdict_confidence.value,
+                **_classification_columns(c),
                 "search_body": f"{head} {verdict_token(c.verdict.rank)}",
             }
             conn.execute(notes.update().where(notes.c.id == note_id).values(row))
@@ -690,12 +684,19 @@ class Store:
             ).scalar()
 
     def set_meta(self, key: str, value: str) -> None:
+        """Set a fact; a replica writing the same key at the same moment is not an error."""
         with self.engine.begin() as conn:
             done = conn.execute(
                 store_meta.update().where(store_meta.c.key == key).values(value=value)
             )
             if done.rowcount == 0:
-                conn.execute(store_meta.insert().values(key=key, value=value))
+                try:
+                    with conn.begin_nested():
+                        conn.execute(store_meta.insert().values(key=key, value=value))
+                except sa.exc.IntegrityError:
+                    conn.execute(
+                        store_meta.update().where(store_meta.c.key == key).values(value=value)
+                    )
 
     # -- moving between databases ----------------------------------------------------
 
@@ -802,15 +803,8 @@ class Store:
         return list(conn.execute(stmt).scalars())
 
 
-def _note_row(parsed: ParsedNote, indexed: IndexedNote, digest: str) -> dict[str, Any]:
-    c = indexed.classification
+def _classification_columns(c: Classification) -> dict[str, Any]:
     return {
-        "repo": parsed.repo,
-        "title": parsed.title,
-        "paragraph": parsed.paragraph,
-        "pr": parsed.pr,
-        "pr_url": parsed.pr_url,
-        "content_hash": digest,
         "roles": list(c.roles),
         "primary_role": c.primary_role,
         "verdict": c.verdict.value,
@@ -818,6 +812,18 @@ def _note_row(parsed: ParsedNote, indexed: IndexedNote, digest: str) -> dict[str
         "role_verdicts": {k: v.value for k, v in c.role_verdicts.items()},
         "excerpt": c.excerpt,
         "verdict_confidence": c.verdict_confidence.value,
+    }
+
+
+def _note_row(parsed: ParsedNote, indexed: IndexedNote, digest: str) -> dict[str, Any]:
+    return {
+        "repo": parsed.repo,
+        "title": parsed.title,
+        "paragraph": parsed.paragraph,
+        "pr": parsed.pr,
+        "pr_url": parsed.pr_url,
+        "content_hash": digest,
+        **_classification_columns(indexed.classification),
         "source_file": parsed.source_file,
         "source_line": parsed.line,
         "search_title": indexed.search_title,
