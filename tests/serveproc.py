@@ -26,6 +26,24 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def local_request(
+    port: int,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30,
+) -> tuple[int, bytes]:
+    """One HTTP request to 127.0.0.1:`port`: the status and the body."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
 class ServeProcess:
     """`python -m bot serve` with `env` on top of a clean environment (no PRDIGEST_ or
     SLACK_ variables of the caller's)."""
@@ -80,24 +98,12 @@ class ServeProcess:
                     raise AssertionError(f"no line with {containing!r}; serve said:\n{self.stderr}")
                 self._changed.wait(min(left, 0.5))
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: bytes | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            conn.request(method, path, body=body, headers=headers or {})
-            response = conn.getresponse()
-            return response.status, response.read()
-        finally:
-            conn.close()
+    def get(self, path: str) -> tuple[int, bytes]:
+        return local_request(self.port, "GET", path, timeout=10)
 
     def health(self) -> int:
         try:
-            return self.request("GET", "/healthz")[0]
+            return self.get("/healthz")[0]
         except OSError:
             return 0
 
@@ -115,9 +121,8 @@ class ServeProcess:
         """Send `/prdigest text` signed; returns the HTTP status and seconds to the ack."""
         body = slash_command_body(text, response_url=response_url)
         started = time.monotonic()
-        status, _ = self.request(
-            "POST", "/slack/events", body.encode(), signed_headers(SECRET, body)
-        )
+        headers = signed_headers(SECRET, body)
+        status, _ = local_request(self.port, "POST", "/slack/events", body.encode(), headers)
         return status, time.monotonic() - started
 
     def stop(self, timeout: float = 20.0) -> int:

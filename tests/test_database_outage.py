@@ -105,9 +105,7 @@ def test_postgresql_down_at_start_and_restarted_under_serve(
             status, seconds, reply = _command(serve, slack, "list")
             assert status == 200 and seconds < 3, serve.stderr
             assert "The store is unavailable, try again shortly" in reply
-            assert json.loads(serve.request("GET", "/healthz")[1])["checks"]["store"] == (
-                "unreachable"
-            )
+            assert json.loads(serve.get("/healthz")[1])["checks"]["store"] == ("unreachable")
 
             cluster.start()
             status, seconds, reply = _command(serve, slack, "list")

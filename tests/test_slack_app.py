@@ -6,7 +6,6 @@ posts to a response_url served by the same fake, and the store is SQLite or Post
 
 from __future__ import annotations
 
-import http.client
 import itertools
 import json
 import time
@@ -31,6 +30,7 @@ from bot.slack_app import build_app
 from bot.slack_client import build_web_client
 from tests.fakeslack import FakeSlack, validate_blocks
 from tests.fixtures_util import seed_files
+from tests.serveproc import local_request
 from tests.slacksign import (
     SLACK_EXAMPLE_BODY,
     SLACK_EXAMPLE_SECRET,
@@ -77,13 +77,7 @@ class Harness:
         body: bytes | None = None,
         headers: dict[str, str] | None = None,
     ) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
-        try:
-            conn.request(method, path, body=body, headers=headers or {})
-            resp = conn.getresponse()
-            return resp.status, resp.read()
-        finally:
-            conn.close()
+        return local_request(self.server.port, method, path, body, headers)
 
     def response_url(self) -> str:
         return f"http://127.0.0.1:{self.slack.port}/response/{next(_response_ids)}"

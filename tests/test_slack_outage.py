@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import socket
 import threading
 import time
@@ -14,12 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 from slack_sdk import WebClient
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.config import load_settings
 from bot.delivery import DeliveryError, Pacing, publish_weekly_digest
 from bot.scheduler import resume_after_outage
 from bot.server import HealthCheck, make_wsgi_app, serve_in_thread
@@ -30,9 +27,9 @@ from bot.store.ledger import Ledger
 from bot.watch import Backoff, SlackLink
 from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
 from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
 from tests.netlink import Link
 from tests.serveproc import ServeProcess
+from tests.test_copy_db import sqlite_services
 from tests.test_slack_app import SECRET, Harness
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -40,19 +37,9 @@ SUBSCRIBER = ("T0001", "U0SUB")
 
 
 @pytest.fixture
-def sqlite_services(tmp_path: Path, slack: FakeSlack) -> Iterator[Services]:
-    digests = tmp_path / "digests"
-    digests.mkdir()
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
-    settings = load_settings(
-        database_url=f"sqlite:///{tmp_path / 'outage.db'}",
-        digests_dir=digests,
-        channel=DIGEST_CHANNEL,
-        slack_api_url=slack.api_url,
-        slack_bot_token=SecretStr(SLACK_TOKEN),
-    )
-    services = Services.build(settings)
+def seeded(tmp_path: Path, slack: FakeSlack) -> Iterator[Services]:
+    """SQLite with the sample notes, posting to DIGEST_CHANNEL on the fake Slack."""
+    services = sqlite_services(tmp_path, slack)
     yield services
     services.close()
 
@@ -79,9 +66,9 @@ def _note_blocks(messages: list[dict[str, object]]) -> Counter[str]:
 
 
 def test_post_through_an_outage_loses_and_repeats_nothing(
-    sqlite_services: Services, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+    seeded: Services, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    services = sqlite_services
+    services = seeded
     services.store.subscribe(*SUBSCRIBER, ["moe-quant", "kernels"])
     with Link(slack.port) as link:
         link.cut_after(3)  # the parent and two thread replies get through
@@ -112,14 +99,14 @@ def test_post_through_an_outage_loses_and_repeats_nothing(
 
 
 def test_post_with_slack_down_from_the_start_changes_nothing_sent(
-    sqlite_services: Services, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+    seeded: Services, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with Link(slack.port) as link:
         link.cut()
-        code, stderr = _post(monkeypatch, sqlite_services, link.url)
+        code, stderr = _post(monkeypatch, seeded, link.url)
     assert code == 1 and "connection refused" in stderr and "Traceback" not in stderr
     assert slack.count("chat.postMessage") == 0
-    code, stderr = _post(monkeypatch, sqlite_services, slack.api_url)
+    code, stderr = _post(monkeypatch, seeded, slack.api_url)
     assert code == 0, stderr
     assert len(slack.accepted("chat.postMessage")) == len(slack.messages_in(DIGEST_CHANNEL))
 
@@ -167,18 +154,18 @@ def test_causes_are_named() -> None:
     assert "timed out" in describe_unreachable(raised.value, url)
 
 
-def test_a_timeout_while_posting_leaves_the_run_to_resume(sqlite_services: Services) -> None:
+def test_a_timeout_while_posting_leaves_the_run_to_resume(seeded: Services) -> None:
     server, done = _silent_server()
     try:
         url = f"http://127.0.0.1:{server.getsockname()[1]}/api/"
         client = WebClient(token=SLACK_TOKEN, base_url=url, timeout=0.3)
         with pytest.raises(DeliveryError, match="timed out") as raised:
-            publish_weekly_digest(sqlite_services, client, NOW, pacing=Pacing(channel_per_second=0))
+            publish_weekly_digest(seeded, client, NOW, pacing=Pacing(channel_per_second=0))
     finally:
         done.set()
         server.close()
     assert "PRDIGEST_SLACK_API_URL" in str(raised.value)
-    assert len(Ledger(sqlite_services.store.engine).open_runs()) == 1
+    assert len(Ledger(seeded.store.engine).open_runs()) == 1
 
 
 # ---------------------------------------------------------------- serve
@@ -197,10 +184,10 @@ def _quick_link(client: WebClient) -> SlackLink:
 
 
 def test_serve_logs_an_outage_once_answers_503_and_recovers(
-    sqlite_services: Services, slack: FakeSlack, caplog: pytest.LogCaptureFixture
+    seeded: Services, slack: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    services = sqlite_services
+    services = seeded
     stop = threading.Event()
     with Link(slack.port) as link:
         client = WebClient(token=SLACK_TOKEN, base_url=link.url)
@@ -241,9 +228,9 @@ def test_serve_logs_an_outage_once_answers_503_and_recovers(
 
 
 def test_a_digest_cut_by_an_outage_is_finished_when_slack_answers(
-    sqlite_services: Services, slack: FakeSlack
+    seeded: Services, slack: FakeSlack
 ) -> None:
-    services = sqlite_services
+    services = seeded
     services.store.subscribe(*SUBSCRIBER, ["moe-quant"])
     fast = Pacing(channel_per_second=0, dm_per_second=0)
     stop = threading.Event()
@@ -286,7 +273,7 @@ def test_serve_names_a_token_slack_refuses(tmp_path: Path) -> None:
             line = serve.wait_for_line("SLACK_BOT_TOKEN")
             assert "ERROR" in line and "invalid_auth" in line
             serve.wait_until(lambda: serve.health() != 0)
-            status, body = serve.request("GET", "/healthz")
+            status, body = serve.get("/healthz")
             assert status == 503
             assert json.loads(body)["checks"]["slack_auth"] == "invalid_auth"
         finally:
