@@ -9,7 +9,8 @@ Use cases never import the metrics library. They call methods of the `Metrics` o
     metrics.rate_limited(method)            # one HTTP 429 met (each retry counts)
     metrics.digest_posted()                 # one digest run delivered completely
     metrics.dm_sent(count=1)                # subscriber DMs Slack accepted
-    metrics.notes_ingested(outcome, count)  # outcome: new, updated, unchanged, failed
+    metrics.notes_ingested(outcome, count)  # outcome: new, updated, unchanged; failed
+                                            # counts note files that did not parse
 
 `NullMetrics` records nothing (the default: one-shot CLI commands). `bot.prometheus`
 implements it with prometheus_client for `GET /metrics` (imported only by `serve`: the

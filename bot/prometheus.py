@@ -47,7 +47,9 @@ class _ScrapeTimeGauges(Collector):
             try:
                 value = read()
             except Exception as exc:  # the database may be down; /metrics still answers
-                log.warning("metric %s not available: %s", name, exc)
+                # Not a warning: scrapes come every few seconds, and the outage is logged
+                # once by whoever meets it; the missing gauge says the rest.
+                log.debug("metric %s not available: %s", name, exc)
                 continue
             yield GaugeMetricFamily(name, doc, value=0.0 if value is None else float(value))
 

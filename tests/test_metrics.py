@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pytest
+import sqlalchemy as sa
 from prometheus_client.parser import text_string_to_metric_families
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -18,6 +19,7 @@ from bot.prometheus import PrometheusMetrics, measure_store
 from bot.server import HealthCheck, make_ops_app, serve_in_thread
 from bot.services import Services, ingest_paths
 from bot.slack_client import CallMetrics, build_web_client
+from bot.store import Store
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
 from tests.serve_process import clean_env, free_port, http_get, running, stop, wait_until
@@ -210,3 +212,15 @@ def test_socket_mode_serves_metrics_on_their_port(
     assert proc.returncode == 0, stderr
     assert f"metrics on http://127.0.0.1:{port}/metrics" in stderr
     assert "connected to Slack (Socket Mode)" in stderr
+
+
+def test_scrape_answers_while_the_database_is_down(tmp_path: Path) -> None:
+    metrics = PrometheusMetrics()
+    broken = sa.create_engine(f"sqlite:///{tmp_path}/no/such/folder/x.db")
+    measure_store(metrics, Store(broken), None)
+    metrics.dm_sent(3)
+    samples = parse(metrics.render())
+    assert value(samples, "prdigest_dms_sent_total") == 3
+    names = {name for name, _ in samples}
+    assert "prdigest_notes_stored" not in names
+    assert "prdigest_last_digest_timestamp_seconds" not in names
