@@ -39,6 +39,7 @@ from bot.taxonomy import TaxonomyError
 
 if TYPE_CHECKING:
     from bot.server import RunningServer, ShutdownSignal, SocketModeConnection, WsgiApp
+    from bot.watch import SlackLink
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
@@ -679,7 +680,7 @@ def serve(
             try:
                 if app_token is not None:
                     handler = SocketModeConnection(bolt, app_token.get_secret_value(), client)
-                    if not _connect_socket_mode(handler, shutdown):
+                    if not _connect_socket_mode(handler, link, shutdown):
                         return
                     say("connected to Slack (Socket Mode)", label="prdigest: ")
                     shutdown.wait()
@@ -763,16 +764,19 @@ def _wait_for_store(
             return None
 
 
-def _connect_socket_mode(handler: SocketModeConnection, shutdown: ShutdownSignal) -> bool:
+def _connect_socket_mode(
+    handler: SocketModeConnection, link: SlackLink, shutdown: ShutdownSignal
+) -> bool:
     """Open the Socket Mode connection, retrying with back-off while Slack is unreachable
-    (said once); False when a signal arrives first. A refused app token stops `serve`."""
+    (said once, unless `link` already said that Slack is unreachable); False when a signal
+    arrives first. A refused app token stops `serve`."""
     from slack_sdk.errors import SlackApiError
 
     from bot.slack_client import describe_unreachable, is_unreachable
-    from bot.watch import Backoff
+    from bot.watch import UNREACHABLE, Backoff
 
     backoff = Backoff()
-    said = False
+    said = link.check() == UNREACHABLE
     while True:
         try:
             handler.connect()

@@ -31,6 +31,7 @@ from tests.netlink import Link
 from tests.serveproc import ServeProcess
 from tests.test_copy_db import sqlite_services
 from tests.test_slack_app import SECRET, Harness
+from tests.test_socket_mode import SocketSlack
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 SUBSCRIBER = ("T0001", "U0SUB")
@@ -282,3 +283,37 @@ def test_serve_names_a_token_slack_refuses(tmp_path: Path) -> None:
     assert len(serve.lines("SLACK_BOT_TOKEN")) == 1, serve.stderr
     assert "Traceback" not in serve.stderr
     assert "xoxb-revoked-long-ago" not in serve.stderr
+
+
+@pytest.mark.slow
+def test_socket_mode_waits_for_slack_then_connects(tmp_path: Path, slack: FakeSlack) -> None:
+    socket_slack = SocketSlack()
+    socket_slack.thread.start()
+    slack.socket_url = socket_slack.url
+    try:
+        with Link(slack.port) as link:
+            link.cut()
+            serve = ServeProcess(
+                tmp_path,
+                {
+                    "PRDIGEST_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.db'}",
+                    "PRDIGEST_SLACK_API_URL": link.url,
+                    "SLACK_BOT_TOKEN": SLACK_TOKEN,
+                    "SLACK_APP_TOKEN": slack.app_token,
+                },
+                "--no-scheduler",
+            )
+            try:
+                line = serve.wait_for_line("unreachable")
+                assert "connection refused" in line and "PRDIGEST_SLACK_API_URL" in line
+                link.restore()
+                serve.wait_for_line("connected to Slack (Socket Mode)", timeout=60)
+                serve.wait_for_line("answers again", timeout=30)
+            finally:
+                code = serve.stop()
+    finally:
+        socket_slack.server.shutdown()
+        socket_slack.thread.join(5)
+    assert code == 0, serve.stderr
+    assert len(serve.lines("unreachable")) == 1, serve.stderr
+    assert "Traceback" not in serve.stderr
