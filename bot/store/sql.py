@@ -35,6 +35,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 SCHEMA_HEAD = "0006"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
+MIGRATION_LOCK, NOTES_LOCK = 727001, 727002  # PostgreSQL advisory lock keys
 TITLE_TIER_MAX = 200
 
 
@@ -169,6 +170,20 @@ def create_db_engine(url: str) -> Engine:
     )
 
 
+def _lock_writes(conn: Connection, key: int) -> None:
+    """Make this transaction the only writer of its kind until it ends; others wait.
+
+    Several processes (replicas, a scheduled ingest) may write at once, and their reads
+    decide their writes. PostgreSQL: a transaction-scoped advisory lock on `key`. SQLite:
+    BEGIN IMMEDIATE takes the database's write lock now (the driver would otherwise begin
+    only at the first write, after those reads); the busy timeout makes others wait.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+    elif conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
 def _current_revision(conn: Connection) -> str | None:
     if not sa.inspect(conn).has_table("alembic_version"):
         return None
@@ -190,9 +205,7 @@ def migrate(engine: Engine) -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            # Several replicas may start at once: one migrates, the others wait.
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(727001)"))
+        _lock_writes(conn, MIGRATION_LOCK)  # several replicas may start at once
         if _current_revision(conn) == SCHEMA_HEAD:
             return
         config.attributes["connection"] = conn
@@ -324,6 +337,7 @@ class Store:
         """
         now = now or utcnow()
         with self.engine.begin() as conn:
+            _lock_writes(conn, NOTES_LOCK)  # concurrent ingests of one folder take turns
             return [
                 self._save(conn, parsed, prepare, now, replaces, known_roles) for parsed in files
             ]
