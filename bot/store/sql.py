@@ -672,16 +672,29 @@ class Store:
 
     @staticmethod
     def _classify_rows(conn: Connection, items: Sequence[tuple[int, str, Classification]]) -> None:
+        """Write classifications in bulk: one executemany per statement, not per note."""
         role_rows: list[dict[str, Any]] = []
+        same_verdict: list[dict[str, Any]] = []
+        new_verdict: list[dict[str, Any]] = []
         for note_id, body, c in items:
-            head, _, _old = body.rpartition(" ")
-            row = {
-                **_classification_columns(c),
-                "search_body": f"{head} {verdict_token(c.verdict.rank)}",
-            }
-            conn.execute(notes.update().where(notes.c.id == note_id).values(row))
-            conn.execute(note_roles.delete().where(note_roles.c.note_id == note_id))
+            row = {"note": note_id, **_classification_columns(c)}
+            head, _, token = body.rpartition(" ")
+            if token == verdict_token(c.verdict.rank):
+                same_verdict.append(row)
+            else:
+                # The search text carries the verdict; re-indexing it is the costly part,
+                # so it is written only when the verdict changed.
+                new_verdict.append(
+                    {**row, "search_body": f"{head} {verdict_token(c.verdict.rank)}"}
+                )
             role_rows.extend(_role_rows(note_id, row))
+        for rows in (same_verdict, new_verdict):
+            if rows:
+                columns: dict[str, Any] = {n: sa.bindparam(n) for n in rows[0] if n != "note"}
+                stmt = notes.update().where(notes.c.id == sa.bindparam("note")).values(columns)
+                conn.execute(stmt, rows)
+        for chunk in _chunks([note_id for note_id, _, _ in items]):
+            conn.execute(note_roles.delete().where(note_roles.c.note_id.in_(chunk)))
         if role_rows:
             conn.execute(note_roles.insert(), role_rows)
 
