@@ -6,10 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.services import FINGERPRINT_KEY
+from bot.cli import app
+from bot.services import FINGERPRINT_KEY, Services
 from bot.store import Store
-from tests.test_cli import json_lines, run
+from bot.store.ledger import Ledger
+from tests.fakeslack import FakeSlack
+from tests.fixtures_util import seed_files
+from tests.test_cli import json_lines, run, runner
 from tests.test_corrections import replacing_roles
+from tests.test_delivery import cli_env
 
 
 def test_fix_validates_roles_and_stores_who(env: Path, db_url: str) -> None:
@@ -63,3 +68,32 @@ def test_reclassify_prints_changes_and_post_reclassifies_on_start(
         assert store.get_meta(FINGERPRINT_KEY) is not None
     finally:
         store.close()
+
+
+def test_post_reclassifies_on_start_keeps_posted_notes_in_place_and_updates_a_fix(
+    posting: Services, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for path in seed_files():
+        (posting.settings.digests_dir / path.name).write_bytes(path.read_bytes())
+    cli_env(monkeypatch, posting)
+    first = runner.invoke(app, ["post", "--channel-rate", "0", "--dm-rate", "0"])
+    assert first.exit_code == 0 and "posted" in first.output
+    posts = slack.count("chat.postMessage")
+    threads = Ledger(posting.store.engine).run_notes(1)
+
+    monkeypatch.setenv("PRDIGEST_ROLES_FILE", str(replacing_roles(tmp_path)))
+    second = runner.invoke(app, ["post", "--channel-rate", "0"])
+    assert second.exit_code == 0, second.output
+    assert "re-classified the stored notes" in second.output and "nothing new" in second.output
+    notes = posting.store.list_notes()
+    assert all(set(n.roles) <= {"kernels", "serving", "zz-last"} for n in notes)
+    assert Ledger(posting.store.engine).run_notes(1) == threads, "posted notes keep their place"
+    assert slack.count("chat.postMessage") == posts and slack.count("chat.update") == 0
+
+    note = notes[0]
+    fixed = runner.invoke(app, ["fix", str(note.id), "--roles", "serving", "--verdict", "skim"])
+    assert fixed.exit_code == 0, fixed.output
+    third = runner.invoke(app, ["post", "--channel-rate", "0"])
+    assert third.exit_code == 0 and "1 posted messages updated in place" in third.output
+    assert slack.count("chat.postMessage") == posts and slack.count("chat.update") == 1
+    assert slack.sent_markup_problems() == []
