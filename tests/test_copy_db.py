@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.config import check_database_url, load_settings
 from bot.delivery import Pacing, publish_weekly_digest
+from bot.domain import Verdict
 from bot.services import Services, lookup
 from bot.slack_client import build_web_client
 from bot.store import Store
@@ -44,7 +45,11 @@ def test_copy_moves_notes_subscriptions_and_ledger(
     tmp_path: Path, slack: FakeSlack, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = sqlite_services(tmp_path, slack)
-    source.store.subscribe("T1", "U1", ["moe-quant"])
+    source.store.subscribe("T1", "U1", ["moe-quant"], Verdict.DEEP)
+    source.store.readers.watch("T1", "U1", "marlin")
+    source.store.readers.pause("T1", "U2", NOW, NOW + timedelta(days=7))
+    readers_before = source.store.readers.all_readers()
+    pause_before = source.store.readers.pause_of("T1", "U2")
     client = build_web_client(source.settings)
     first = publish_weekly_digest(source, client, NOW, pacing=FAST)
     posted = slack.count("chat.postMessage")
@@ -64,6 +69,10 @@ def test_copy_moves_notes_subscriptions_and_ledger(
     try:
         assert moved.store.count_notes() == 32
         assert moved.store.all_subscriptions() == {("T1", "U1"): ["moe-quant"]}
+        assert moved.store.readers.all_readers() == readers_before, "filters and watches"
+        assert pause_before is not None
+        assert moved.store.readers.pause_of("T1", "U2") == pause_before
+        moved.store.readers.watch("T1", "U3", "cuda graph")  # ids continue past the copy
         assert lookup(moved, "视频").page.total >= 1, "search index rebuilt"
         again = publish_weekly_digest(moved, client, NOW, pacing=FAST)
         assert slack.count("chat.postMessage") == posted, f"re-posted: {again.message}"
