@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.domain import Note, Pause, Reader
-from bot.search import parse_query
+from bot.search import match_ids, parse_query
 from bot.store import Store
 from bot.store.ledger import Ledger
 from bot.taxonomy import Taxonomy
@@ -61,12 +61,13 @@ def select_reading(
     `watch_hits` the note ids each saved search matches, `missed` the notes of a pause."""
     known = set(taxonomy.slugs)
     subs = [s for s in reader.roles if s.role in known]
+    sub_of = {s.role: s for s in subs}
     taken = set(sent)
     by_role: dict[str, list[Note]] = {s.role: [] for s in subs}
     for note in notes:
         if note.id in taken:
             continue
-        eligible = [r for r in note.roles if any(s.role == r and s.accepts(note) for s in subs)]
+        eligible = [r for r in note.roles if r in sub_of and sub_of[r].accepts(note)]
         if not eligible:
             continue
         target = note.primary_role if note.primary_role in eligible else eligible[0]
@@ -111,13 +112,16 @@ def select_reading(
     return sections
 
 
-def watch_matches(store: Store, taxonomy: Taxonomy, query: str, among: list[Note]) -> set[int]:
+def watch_matches(
+    taxonomy: Taxonomy, query: str, among: list[Note], tokens: Mapping[int, frozenset[str]]
+) -> set[int]:
     """The notes of `among` a lookup of `query` finds: a role word (`fp8`, `量化`) means
-    that role's notes, anything else the notes with all its words."""
+    that role's notes, anything else the notes with all its words (`tokens`: each note's
+    indexed words)."""
     parsed = parse_query(query, taxonomy)
     if parsed.role is not None:
         return {n.id for n in among if parsed.role.slug in n.roles}
-    return store.matching(parsed, sorted(n.id for n in among))
+    return match_ids(parsed, {n.id: tokens.get(n.id, frozenset()) for n in among})
 
 
 @dataclass
@@ -163,7 +167,8 @@ class ReadingPlan:
                 missed[reader.key] = store.get_notes(ids)
         by_id = {n.id: n for n in notes} | {n.id: n for ns in missed.values() for n in ns}
         queries = sorted({q for r in readers for q in r.watches})
-        hits = {q: watch_matches(store, taxonomy, q, list(by_id.values())) for q in queries}
+        tokens = store.search_tokens(sorted(by_id)) if queries else {}
+        hits = {q: watch_matches(taxonomy, q, list(by_id.values()), tokens) for q in queries}
         return cls(taxonomy, notes, readers, hits, missed)
 
     def sections(self, reader: Reader, sent: set[int]) -> list[ReadingSection]:

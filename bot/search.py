@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.domain import Role
@@ -118,3 +119,31 @@ def text_query(text: str) -> Query:
                 seen.add(term.tokens)
                 terms.append(term)
     return Query(text=text, role=None, terms=tuple(terms[:MAX_QUERY_TERMS]))
+
+
+def _term_in(term: QueryTerm, tokens: frozenset[str], prefix: bool) -> bool:
+    *whole, last = term.tokens
+    if not all(t in tokens for t in whole):
+        return False
+    if last in tokens:
+        return True
+    # As in a lookup: a one-character token (a lone CJK character) is always a prefix.
+    allowed = term.prefix and (prefix or len(last) == 1)
+    return allowed and any(t.startswith(last) for t in tokens)
+
+
+def match_ids(query: Query, tokens: Mapping[int, frozenset[str]]) -> set[int]:
+    """The notes (id -> indexed words) that have every word of `query`, as a lookup
+    finds them: whole words, or, when no note has them all, words taken as prefixes.
+
+    The same rules as the full-text index (no positions: a word's tokens in any order).
+    """
+    for prefix in (False, True):
+        found = {
+            note_id
+            for note_id, words in tokens.items()
+            if query.terms and all(_term_in(t, words, prefix) for t in query.terms)
+        }
+        if found:
+            return found
+    return set()

@@ -79,8 +79,12 @@ def test_matching_limits_a_search_to_given_notes(services: Services) -> None:
     half = ids[: len(ids) // 2]
     assert store.matching(text_query("fp8"), half) == hits & set(half)
     assert store.matching(text_query("zzqqxx"), ids) == set()
-    # "quant" is no whole word of any note: taken as a prefix, as a lookup does.
-    assert store.matching(text_query("quant"), ids)
+    # The same notes as a lookup finds (whole words, prefixes, CJK bigrams, one character).
+    for words in ("quant", "量", "视频", "cuda graph", "kv offload", "nvfp4 marlin"):
+        query = text_query(words)
+        looked_up = {n.id for n in store.search(query, limit=100).notes}
+        assert store.matching(query, ids) == looked_up, words
+    assert store.matching(text_query("quant"), ids), "a prefix when no whole word matches"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

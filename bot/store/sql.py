@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 from bot.config import hide_password, masked_url
 from bot.domain import Classification, Confidence, Note, NoteFix, ParsedNote, Verdict, count_text
 from bot.ingest import content_hash, note_key
-from bot.search import Query, QueryTerm, index_text, verdict_token
+from bot.search import Query, QueryTerm, index_text, match_ids, verdict_token
 from bot.store.schema import (
     metadata,
     note_fixes,
@@ -503,38 +503,22 @@ class Store:
             return Page(self._notes_by_id(conn, ids), min(total, cap), capped=total > cap)
 
     def matching(self, query: Query, among: Sequence[int]) -> set[int]:
-        """The notes of `among` that have every word of `query`: whole words, or, when
-        no note of `among` has them all, words as prefixes (a lookup's first two tries).
+        """The notes of `among` that have every word of `query` (see `search.match_ids`).
 
-        Saved searches (`watch`) pick a digest's notes with this.
+        Saved searches (`watch`) pick a digest's notes with this: it reads only those
+        notes' indexed words, so its cost does not grow with the corpus.
         """
-        if not query.terms or not among:
-            return set()
-        exact = [replace(t, prefix=False) if len(t.tokens[-1]) > 1 else t for t in query.terms]
-        found: set[int] = set()
-        with self.engine.connect() as conn:
-            for terms in (exact, list(query.terms)):
-                for chunk in _chunks(list(among)):
-                    found.update(self._matching(conn, terms, chunk))
-                if found:
-                    break
-        return found
+        return match_ids(query, self.search_tokens(among))
 
-    def _matching(
-        self, conn: Connection, terms: Sequence[QueryTerm], ids: Sequence[int]
-    ) -> list[int]:
-        if self.dialect == "sqlite":
-            stmt = sa.text(
-                "SELECT rowid FROM notes_fts WHERE notes_fts MATCH :q AND rowid IN :ids"
-            ).bindparams(sa.bindparam("ids", expanding=True))
-            expr = " AND ".join(_fts5_term(t) for t in terms)
-        else:
-            stmt = sa.text(
-                "SELECT id FROM notes WHERE id IN :ids "
-                "AND to_tsvector('simple', search_body) @@ to_tsquery('simple', :q)"
-            ).bindparams(sa.bindparam("ids", expanding=True))
-            expr = " & ".join(_tsquery_term(t) for t in terms)
-        return list(conn.execute(stmt, {"q": expr, "ids": list(ids)}).scalars())
+    def search_tokens(self, ids: Sequence[int]) -> dict[int, frozenset[str]]:
+        """The words the full-text index holds for each note (title, paragraph, verdict)."""
+        found: dict[int, frozenset[str]] = {}
+        with self.engine.connect() as conn:
+            for chunk in _chunks(list(ids)):
+                stmt = sa.select(notes.c.id, notes.c.search_body).where(notes.c.id.in_(chunk))
+                for row in conn.execute(stmt):
+                    found[row.id] = frozenset(row.search_body.split())
+        return found
 
     @staticmethod
     def _search_sqlite(
