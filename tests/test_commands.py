@@ -206,3 +206,29 @@ def test_home_view_stays_within_100_blocks(taxonomy: Taxonomy) -> None:
     assert "deep reads only" in json.dumps(view)
     empty = home_view(taxonomy, Reader("T1", "U1"), [], "This week", now, ZoneInfo("UTC"))
     assert validate_blocks(empty["blocks"], "home") == []
+
+
+_READER_WORDS = st.sampled_from(["subscribe", "watch", "unwatch", "pause", "resume", "week"])
+_ARGS = st.lists(
+    st.one_of(
+        st.text(max_size=30),
+        st.sampled_from(["moe", "deep", "skim", "all", "until", "2w", "3d", "2026-W47"]),
+        st.from_regex(r"\d{1,5}[dw]|\d{4}-\d{2}-\d{2}|\d{4}-?[wW]\d{1,3}", fullmatch=True),
+    ),
+    max_size=4,
+)
+
+
+@settings(deadline=None)
+@given(_READER_WORDS, _ARGS)
+def test_reader_commands_parse_or_explain(word: str, args: list[str]) -> None:
+    """Every reader command parses or says why not; nothing raises."""
+    parsed = parse_command(" ".join([word, *args]), load_taxonomy(None))
+    if parsed.kind is Kind.INVALID:
+        assert parsed.error
+    else:
+        assert parsed.kind.value == word or parsed.kind in (Kind.LOOKUP, Kind.HELP)
+    if parsed.kind is Kind.PAUSE:
+        assert parsed.until is not None or 1 <= parsed.days <= 365
+    if parsed.kind is Kind.WEEK:
+        assert parsed.text == "" or len(parsed.text) == 8
