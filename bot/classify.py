@@ -98,17 +98,29 @@ _PEOPLE = re.compile(
 )
 _PEOPLE_LEAD_ZH = 24  # characters
 _PEOPLE_LEAD_EN = re.compile(r"(?:[\w./+-]+\s+){0,4}$")  # words
+_AUDIENCE_ANCHORS = (
+    ("对", "给"),
+    ("for",),
+    ("whoever", "anyone", "anybody", "everyone", "those", "people", "someone", "folks", "readers"),
+    ("you",),
+)
 _AUDIENCE = tuple(
-    re.compile(p)
-    for p in (
-        r"(?:对于|对|给)[^,;:。!?]{1,30}?(?:来说|而言)",
-        r"\bfor\s+[^;:,.()]{1,60}",
-        r"\b(?:whoever|anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who\s+)?"
-        r"(?:\w+\s+){0,2}?(?:owns?|maintains?|maintaining|works?\s+on|working\s+on"
-        r"|touch(?:es|ing)?|runs?|running|cares?\s+about|deploys?|deploying|uses?|using|ships?"
-        r"|shipping|writes?|writing|adds?|adding|debug(?:s|ging)?|tracks?|tracking)\s+[^;:,.]{1,60}",
-        r"\b(?:if|unless)\s+you\s+(?:\w+\s+){0,2}?(?:own|maintain|work\s+on|touch|care\s+about"
-        r"|run|deploy|use|ship|write|add|debug|track|integrate)\s+[^;:,.]{1,60}",
+    zip(
+        _AUDIENCE_ANCHORS,
+        (
+            re.compile(p)
+            for p in (
+                r"(?:对于|对|给)[^,;:。!?]{1,30}?(?:来说|而言)",
+                r"\bfor\s+[^;:,.()]{1,60}",
+                r"\b(?:whoever|anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who\s+)?"
+                r"(?:\w+\s+){0,2}?(?:owns?|maintains?|maintaining|works?\s+on|working\s+on"
+                r"|touch(?:es|ing)?|runs?|running|cares?\s+about|deploys?|deploying|uses?|using|ships?"
+                r"|shipping|writes?|writing|adds?|adding|debug(?:s|ging)?|tracks?|tracking)\s+[^;:,.]{1,60}",
+                r"\b(?:if|unless)\s+you\s+(?:\w+\s+){0,2}?(?:own|maintain|work\s+on|touch|care\s+about"
+                r"|run|deploy|use|ship|write|add|debug|track|integrate)\s+[^;:,.]{1,60}",
+            )
+        ),
+        strict=True,
     )
 )
 
@@ -392,12 +404,18 @@ class Classifier:
                 return True
         return False
 
-    def _audience_roles(self, span: str) -> frozenset[int]:
-        """Roles named as readers in `span` ("做量化的同学", "whoever owns the Dockerfile")."""
+    def _audience_roles(self, span: str) -> tuple[frozenset[int], bool]:
+        """Roles named as readers in `span` ("做量化的同学", "whoever owns the Dockerfile"),
+        and whether it names readers at all."""
         if not _AUDIENCE_HINT.search(span):
-            return frozenset()
+            return frozenset(), False
         found: dict[int, float] = {}
-        named = [m.group() for pattern in _AUDIENCE for m in pattern.finditer(span)]
+        named = [
+            m.group()
+            for anchors, pattern in _AUDIENCE
+            if any(map(span.__contains__, anchors))
+            for m in pattern.finditer(span)
+        ]
         for m in _PEOPLE.finditer(span):
             s = m.start()
             if m.group()[0] in _ASCII_ALNUM:
@@ -408,7 +426,7 @@ class Classifier:
         for words in named:
             for index, value in self._span_roles(words).items():
                 found[index] = max(found.get(index, 0.0), value)
-        return frozenset(i for i, v in found.items() if v >= SPAN_MIN)
+        return frozenset(i for i, v in found.items() if v >= SPAN_MIN), bool(named)
 
     def _cue_audience(
         self, text: str, cue: Cue, cues: list[Cue], starts: list[int]
@@ -440,13 +458,8 @@ class Classifier:
             p_start = _segment(starts, len(text), ci - 1)[0]
             if _FRONTED_OTHERS.fullmatch(text, p_start, c_start):
                 return "others"
-        span = text[c_start:c_end]
-        roles = self._audience_roles(span)
-        if (
-            not roles
-            and _AUDIENCE_HINT.search(span)
-            and (_PEOPLE.search(span) or any(p.search(span) for p in _AUDIENCE))
-        ):
+        roles, readers = self._audience_roles(text[c_start:c_end])
+        if not roles and readers:
             return "unknown"  # readers named in words no role claims
         if not roles and ci > 0:
             # "对做量化的同学来说，不值得精读": the readers are named in the clause before
@@ -454,7 +467,7 @@ class Classifier:
             if not _SENTENCE_END.search(text, p_end - 1, p_end) and not any(
                 p_start <= c.start < p_end for c in cues
             ):
-                roles = self._audience_roles(text[p_start:p_end])
+                roles = self._audience_roles(text[p_start:p_end])[0]
         return roles or None
 
     def _span_roles(self, text: str) -> dict[int, float]:

@@ -17,6 +17,7 @@ Everything here is pure and deterministic.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import re
 from collections.abc import Iterator
@@ -125,7 +126,8 @@ LEXICON: dict[Meaning, tuple[str, ...]] = {
         "just the outcome", "only the outcome", "just the conclusion", "the conclusion is",
         "read the description", "read the pr description", "read the summary",
         "the description tells", "will care", "should know", "should be aware", "needs to know",
-        "need to know", "需要知道", "应该知道", "知道这件事", "double-check", "double check",
+        "need to know", "需要知道", "应该知道", "知道这件事", "just need to know",
+        "only need to know", "just want to know", "double-check", "double check",
         "want a look", "may want to look", "short read", "easy read", "pleasant read",
         "可看可不看", "可读可不读", "随意", "随便看看", "有空再看", "有空可以看看",
         "if you have time", "when you have time", "at your leisure", "optional reading",
@@ -302,13 +304,15 @@ _TO_READER_EN = re.compile(
 
 # Sufficiency idioms: "知道有这个参数就行", "只需要了解大意", "the summary is all you need".
 _ENOUGH_RE = re.compile(
-    r"(?:只需要?|只要|只用|仅需)?(?:知道|了解|记住|看看|看一下|看下|瞄一下|留意|注意)[^,;:。!?]{0,14}?"
+    r"(?:只需要?|只要|只用|仅需)(?:知道|了解|记住|看)"
+    r"|(?:知道|了解|记住|看看|看一下|看下|瞄一下|留意|注意)[^,;:。!?]{0,14}?"
     r"(?:就行|即可|就够|就好|足矣|就可以)"
-    r"|(?:只需要?|只要|只用|仅需)(?:知道|了解|记住|看)"
-    r"|\b(?:the\s+)?(?:summary|description|title|gist|takeaway|conclusion|headline|changelog"
-    r"|release\s+notes?|pr\s+description|commit\s+message|outcome|result)\b[^.;]{0,40}?"
-    r"\b(?:is|are)\s+(?:enough|all\s+you\s+need|sufficient|plenty)"
-    r"|\b(?:just|only)\s+(?:need|want)\s+to\s+know\b"
+)
+# "the summary is all you need": found from its rare tail, then the noun before it.
+_ENOUGH_TAIL_EN = re.compile(r"\b(?:is|are)\s+(?:enough|all\s+you\s+need|sufficient|plenty)\b")
+_ENOUGH_HEAD_EN = re.compile(
+    r"\b(?:the\s+)?(?:summary|description|title|gist|takeaway|conclusion|headline|changelog"
+    r"|release\s+notes?|pr\s+description|commit\s+message|outcome|result)\b[^.;]{0,40}$"
 )
 
 
@@ -320,10 +324,8 @@ _THROUGH_RE = re.compile(
 
 
 # Every match of the idiom patterns contains one of these.
-_ENOUGH_ANCHORS = (
-    "就行", "即可", "就够", "就好", "足矣", "就可以", "只需", "只要", "只用", "仅需", "enough",
-    "all you need", "sufficient", "plenty", "to know",
-)  # fmt: skip
+_ENOUGH_ANCHORS = ("就行", "即可", "就够", "就好", "足矣", "就可以", "只需", "只要", "只用", "仅需")
+_ENOUGH_ANCHORS_EN = ("enough", "all you need", "sufficient", "plenty")
 _THROUGH_ANCHORS = ("carefully", "closely", "properly", "thoroughly", "in detail", "line by line")
 
 
@@ -373,13 +375,6 @@ class Cue:
     text: str
 
 
-def _clause_start(text: str, pos: int, floor: int) -> int:
-    start = floor
-    for m in _CLAUSE_STOP.finditer(text, floor, pos):
-        start = m.end()
-    return start
-
-
 def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue]:
     """Verdict cues in `text[start:end]` (lower-cased, normalised), in order."""
     stop = len(text) if end is None else end
@@ -405,18 +400,27 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         if not any(map(text.__contains__, anchors)):
             continue  # a substring test is much cheaper than the scan
         for m in pattern.finditer(text, start, stop):
-            # the idiom wins over a literal inside it ("the takeaway ... is enough")
+            # the idiom wins over a literal inside it ("知道有这回事就行")
             found = [f for f in found if not (f[0] < m.end() and m.start() < f[1])]
             found.append((m.start(), m.end(), marker))
+    if any(map(text.__contains__, _ENOUGH_ANCHORS_EN)):
+        for m in _ENOUGH_TAIL_EN.finditer(text, start, stop):
+            head = _ENOUGH_HEAD_EN.search(text, max(start, m.start() - 60), m.start())
+            if head is not None:
+                a, b = head.start(), m.end()
+                found = [f for f in found if not (f[0] < b and a < f[1])]
+                found.append((a, b, ""))
     found.sort()
     matches = found
+    stops = [m.end() for m in _CLAUSE_STOP.finditer(text, start, stop)] if found else []
     for i, (s, e, phrase) in enumerate(matches):
         meaning = (
             TERMS[phrase]
             if phrase.strip()
             else (Meaning.READ_THROUGH if phrase else Meaning.CONCLUSION_ONLY)
         )
-        clause = _clause_start(text, s, start)
+        at = bisect.bisect_right(stops, s) - 1
+        clause = stops[at] if at >= 0 else start
         # A "not worth"/"不值得" right before another cue is that cue's negator.
         if meaning is Meaning.NOT_WORTH and i + 1 < len(matches):
             nxt = matches[i + 1][0]
