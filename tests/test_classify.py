@@ -8,8 +8,10 @@ classes (see the README's *Classification* section):
 | unseen_v2 | verdict accuracy | named-role macro-F1 |
 |---|---|---|
 | before (phrase list) | 0.397 (main verdict alone 0.588) | 1.000 |
+| after (meaning classes) | 0.750 (main verdict alone 0.853) | 1.000 |
 
-The thresholds below sit at or under the achieved score.
+The goal was 0.93 verdict accuracy; 0.750 falls short, and nothing was tuned on the set to
+close the gap. The thresholds below sit at or under the achieved score.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from tests.labelled import (
 DEV_NAMED_F1 = 0.9
 DEV_OTHER_F1 = 0.8
 DEV_VERDICT_ACCURACY = 0.9
-UNSEEN_VERDICT_ACCURACY = 0.39
+UNSEEN_VERDICT_ACCURACY = 0.75
 UNSEEN_NAMED_F1 = 0.95
 
 
