@@ -653,7 +653,7 @@ def _dry_run(services: Services, ledger: Ledger, channel: str, week: str) -> Run
             created_at=now,
         )
         reading = ReadingPlan.prepare(
-            services.store, ledger, services.taxonomy, channel, 0, now, notes
+            services.store, ledger, services.taxonomy, channel, None, now, notes
         )
         already = {r.key: ledger.dm_sent_notes(*r.key) for r in reading.readers}
         parts, _rows = _plan_dm_messages(services, fake_run, reading, {}, already)

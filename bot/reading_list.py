@@ -141,13 +141,13 @@ class ReadingPlan:
         ledger: Ledger,
         taxonomy: Taxonomy,
         channel: str,
-        run_id: int,
+        run_id: int | None,
         run_started: datetime,
         notes: list[Note],
     ) -> ReadingPlan:
         """A reader paused when the run started gets nothing now; a pause that ended
         before it makes this run (the first with notes after the pause) carry a
-        "while you were away" section."""
+        "while you were away" section. `run_id` None: a run not claimed yet (dry run)."""
         readers: list[Reader] = []
         missed: dict[tuple[str, str], list[Note]] = {}
         first_since: dict[datetime, int | None] = {}

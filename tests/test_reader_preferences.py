@@ -15,6 +15,7 @@ from bot.domain import Note, Verdict
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
 from bot.search import text_query
+from bot.services import ingest_default
 from bot.slack_client import build_web_client
 from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack
@@ -266,6 +267,11 @@ def test_pause_stops_dms_and_resume_brings_what_was_missed(bot: Harness) -> None
     assert "You are not paused" in reply_text(bot, "resume")
     readers.pause(TEAM, "U3", started, datetime.now(UTC))
     write_notes(bot, "next.txt", [("MoE FP8 路由改进 (#97001)", "值得精读，做 MoE 量化的工程师。")])
+    ingest_default(bot.services)
+    preview = publish_weekly_digest(bot.services, None, NOW + timedelta(days=7), dry_run=True)
+    shown = {p.part: json.dumps(p.payload, ensure_ascii=False) for p in preview.preview}
+    assert "While you were away" in shown[f"dm:{TEAM}:{USER}:1"], "the dry run shows it too"
+    assert "While you were away" not in shown["dm:T0001:U2:1"]
     publish(bot, NOW + timedelta(days=7))
     new = next(n for n in bot.services.store.list_notes() if n.pr == 97001)
     for user in (USER, "U3"):
