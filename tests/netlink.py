@@ -63,6 +63,13 @@ class Link:
         for sock in dropped:
             _close(sock)
 
+    def refuse(self) -> None:
+        """Refuse new connections; those open go on (a request in flight is answered)."""
+        with self._lock:
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            _close(listener)
+
     def cut_after(self, connections: int) -> None:
         """Let `connections` more connections through, then cut."""
         with self._lock:

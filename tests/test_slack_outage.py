@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import socket
@@ -11,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from slack_sdk import WebClient
@@ -97,6 +99,40 @@ def test_post_through_an_outage_loses_and_repeats_nothing(
     assert max(posted.values()) == 1, "no note posted twice"
     dm = _note_blocks(slack.messages_in(FakeSlack.dm_channel(SUBSCRIBER[1])))
     assert dm and max(dm.values()) == 1, "the subscriber got each note once"
+
+
+def test_an_outage_during_the_dms_sends_each_dm_once(
+    seeded: Services, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    users = [f"U0SUB{i}" for i in range(6)]
+    for user in users:
+        seeded.store.subscribe("T0001", user, ["moe-quant", "kernels"])
+    dms = itertools.count(1)
+    with Link(slack.port) as link:
+
+        def post_message(fake: FakeSlack, params: dict[str, Any]) -> dict[str, Any]:
+            answer = FakeSlack._chat_post_message(fake, params)
+            if str(params.get("channel", "")).startswith("U") and next(dms) == 2:
+                link.refuse()  # the DMs in flight are answered, the next ones refused
+            return answer
+
+        slack.register("chat.postMessage", post_message)
+        code, stderr = _post(monkeypatch, seeded, link.url)
+        assert code == 1 and "connection refused" in stderr and "Traceback" not in stderr
+        assert len(stderr.strip().splitlines()) == 1, stderr
+        sent = sum(len(slack.messages_in(FakeSlack.dm_channel(u))) for u in users)
+        assert 2 <= sent < len(users)
+        link.restore()
+        code, stderr = _post(monkeypatch, seeded, link.url)
+        assert code == 0, stderr
+    assert Ledger(seeded.store.engine).open_runs() == []
+    parts = []
+    for user in users:
+        messages = slack.messages_in(FakeSlack.dm_channel(user))
+        mine = [m["metadata"]["event_payload"]["part"] for m in messages]
+        assert mine and len(mine) == len(set(mine)), f"{user} got a DM twice"
+        parts.append(sorted(p.rsplit(":", 1)[1] for p in mine))
+    assert all(p == parts[0] for p in parts), "every subscriber got their whole DM"
 
 
 def test_post_with_slack_down_from_the_start_changes_nothing_sent(
