@@ -104,6 +104,8 @@ def test_killed_between_messages_then_rerun_posts_each_part_once(
     store.subscribe("T1", "U1", ["moe-quant", "kernels"])
     store.subscribe("T1", "U2", ["multimodal"])
     env = post_env(db_url, digests, slack)
+    # One DM sender: a held DM keeps the later ones unsent, so the rerun has parts to post.
+    env["PRDIGEST_DM_CONCURRENCY"] = "1"
 
     accepted, release = hang_after_accepting(slack, when)
     first = run_post(env, tmp_path)
