@@ -34,7 +34,7 @@ from bot.posting import (
 )
 from bot.reading_list import ReadingPlan, ReadingSection
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
-from bot.revisions import update_revised_messages
+from bot.revisions import revised_payload, update_revised_messages
 from bot.services import Services, ingest_default
 from bot.store.ledger import (
     Claim,
@@ -553,7 +553,8 @@ def publish_weekly_digest(
     week = week_label(slot or now, zone)
     ledger = Ledger(services.store.engine)
     if dry_run:
-        return _dry_run(services, ledger, services.settings.channel or PLACEHOLDER_CHANNEL, week)
+        target = services.settings.channel or PLACEHOLDER_CHANNEL
+        return _preview_updates(services, ledger, target, _dry_run(services, ledger, target, week))
     channel = require_channel(services)
     if client is None:
         raise DeliveryError("a Slack client is needed to post; set SLACK_BOT_TOKEN")
@@ -615,6 +616,19 @@ def publish_weekly_digest(
         if updates.updated:
             result.message += f"; {updates.updated} posted messages updated in place (revised)"
     log.info("weekly digest: %s", result.message)
+    return result
+
+
+def _preview_updates(
+    services: Services, ledger: Ledger, channel: str, result: RunResult
+) -> RunResult:
+    """Add to a dry run the posted messages the run would update in place."""
+    stale = ledger.stale_messages(channel)
+    for message in stale:
+        payload = revised_payload(services, message)
+        result.preview.append(PreviewMessage(f"update:{message.part}", message.channel, payload))
+    if stale:
+        result.message += f"; would update {len(stale)} posted messages in place (revised)"
     return result
 
 

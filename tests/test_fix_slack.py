@@ -197,6 +197,12 @@ def test_a_revised_paragraph_updates_its_posted_message_on_the_next_run(bot: Har
     revised = text.replace(note.paragraph, note.paragraph + " 补充：已在 H100 上复测。", 1)
     assert revised != text
     path.write_text(revised, encoding="utf-8")
+    ingest_paths(bot.services, [path])
+    dry = publish_weekly_digest(bot.services, None, MONDAY, dry_run=True)
+    assert "would update 1 posted messages in place" in dry.message
+    [update] = [p for p in dry.preview if p.part.startswith("update:role:")]
+    assert REVISED_MARK in json.dumps(update.payload, ensure_ascii=False)
+    assert bot.slack.count("chat.update") == 0
     result = publish(bot)
     assert "1 posted messages updated in place" in result
     assert bot.slack.count("chat.postMessage") == posts
