@@ -84,6 +84,24 @@ def env(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return digests
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database without any schema yet (the shared fixtures migrate to the head)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'old.db'}"
+        return
+    name = f"prdigest_upgrade_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield sa.engine.make_url(PG_ADMIN_URL).set(database=name).render_as_string(False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
 @pytest.fixture
 def store(db_url: str) -> Iterator[Store]:
     opened = Store.open(db_url)

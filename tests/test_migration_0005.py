@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
@@ -16,31 +12,12 @@ from alembic.config import Config
 from bot.store import Store
 from bot.store.ledger import Ledger
 from bot.store.sql import MIGRATIONS, create_db_engine
-from tests.conftest import PG_ADMIN_URL
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database (no schema at all)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'old.db'}"
-        return
-    name = f"prdigest_mig_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield sa.engine.make_url(PG_ADMIN_URL).set(database=name).render_as_string(False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
-def test_upgrade_records_the_message_of_every_posted_note(fresh_url: str) -> None:
-    engine = create_db_engine(fresh_url)
+def test_upgrade_records_the_message_of_every_posted_note(empty_db_url: str) -> None:
+    engine = create_db_engine(empty_db_url)
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as conn:
@@ -109,7 +86,7 @@ def test_upgrade_records_the_message_of_every_posted_note(fresh_url: str) -> Non
             )
     engine.dispose()
 
-    store = Store.open(fresh_url)
+    store = Store.open(empty_db_url)
     try:
         with store.engine.connect() as conn:
             rows = conn.execute(

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 
 from bot.domain import Pause, Reader, RoleSubscription, Verdict
@@ -15,7 +11,6 @@ from bot.search import text_query
 from bot.services import Services, ingest_paths
 from bot.store import Store
 from bot.store.readers import MAX_WATCHES, WatchOutcome
-from tests.conftest import PG_ADMIN_URL
 from tests.fixtures_util import seed_files
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -85,24 +80,6 @@ def test_matching_limits_a_search_to_given_notes(services: Services) -> None:
         looked_up = {n.id for n in store.search(query, limit=100).notes}
         assert store.matching(query, ids) == looked_up, words
     assert store.matching(text_query("quant"), ids), "a prefix when no whole word matches"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database without any schema yet (the shared fixtures migrate to the head)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'old.db'}"
-        return
-    name = f"prdigest_upgrade_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield sa.engine.make_url(PG_ADMIN_URL).set(database=name).render_as_string(False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def test_upgrade_from_0003_keeps_subscriptions_unfiltered(empty_db_url: str) -> None:
