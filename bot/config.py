@@ -6,7 +6,7 @@ import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -186,6 +186,27 @@ class Settings(BaseSettings):
             if match:
                 return timedelta(seconds=float(match[1]) * _UNIT_SECONDS[match[2].lower()])
         return value
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _web_address(cls, value: str) -> str:
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("expected an http(s) URL such as https://slack.com/api/")
+        return value.strip()
+
+    @field_validator("channel")
+    @classmethod
+    def _channel_id(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        channel = value.strip()
+        if channel.startswith("#") or " " in channel:
+            raise ValueError(
+                "expected the channel's ID such as C0123ABCD (in Slack: the channel's "
+                "details, at the bottom of About), not its name"
+            )
+        return channel
 
     @field_validator("database_url")
     @classmethod

@@ -89,3 +89,27 @@ def test_a_bad_database_url_is_named_without_its_password(
 def test_plain_postgresql_urls_get_the_installed_driver(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRDIGEST_DATABASE_URL", "postgresql://bob:p%40ss@db.example:5433/app")
     assert load_settings().database_url == "postgresql+psycopg://bob:p%40ss@db.example:5433/app"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "hint"),
+    [
+        ("PRDIGEST_SLACK_API_URL", "slack.com/api", "http(s) URL"),
+        ("PRDIGEST_SLACK_API_URL", "ftp://slack.example/api/", "http(s) URL"),
+        ("PRDIGEST_CHANNEL", "#general", "channel's ID"),
+    ],
+)
+def test_slack_address_and_channel_are_checked_at_start(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, hint: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert name in str(caught.value) and hint in str(caught.value)
+
+
+def test_an_empty_channel_is_no_channel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PRDIGEST_CHANNEL", "")
+    monkeypatch.setenv("PRDIGEST_SLACK_API_URL", "http://127.0.0.1:9/")
+    settings = load_settings()
+    assert settings.channel is None and settings.slack_api_url == "http://127.0.0.1:9/"
