@@ -199,14 +199,22 @@ def scan_note_paths(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     named folders, sorted; and the files under those folders with another suffix."""
     found: list[Path] = []
     skipped: list[Path] = []
+    seen: set[Path] = set()  # a file named twice (or also under a named folder) is read once
+
+    def add(path: Path, into: list[Path]) -> None:
+        real = path.resolve()
+        if real not in seen:
+            seen.add(real)
+            into.append(path)
+
     for path in paths:
         if path.is_dir():
             for p in sorted(path.rglob("*")):
                 if not p.is_file() or p.name.startswith("."):
                     continue
-                (found if p.suffix.lower() in NOTE_SUFFIXES else skipped).append(p)
+                add(p, found if p.suffix.lower() in NOTE_SUFFIXES else skipped)
         else:
-            found.append(path)
+            add(path, found)
     return found, skipped
 
 

@@ -82,7 +82,7 @@ class IngestReport:
     def summary(self) -> str:
         return (
             f"{self.new} new, {self.updated} updated, {self.unchanged} unchanged, "
-            f"{self.failed} failed ({self.files} files)"
+            f"{self.failed} failed ({self.files} {'file' if self.files == 1 else 'files'})"
         )
 
 
