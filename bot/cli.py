@@ -35,7 +35,7 @@ from bot.sample_notes import bundled_notes_dir, missing_sqlite_file
 from bot.search import QueryError
 from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
 from bot.store import Store, StoreError, describe_unavailable, is_unavailable
-from bot.taxonomy import TaxonomyError
+from bot.taxonomy import TaxonomyError, load_taxonomy
 
 if TYPE_CHECKING:
     from bot.server import RunningServer, ShutdownSignal, SocketModeConnection, WsgiApp
@@ -278,9 +278,8 @@ def notes(
             found = services.taxonomy.resolve(role)
             if found is None:
                 hints = ", ".join(r.slug for r in services.taxonomy.suggest(role))
-                raise CliError(
-                    f"unknown role {role!r}; did you mean: {hints or 'see prdigest roles'}"
-                )
+                hint = f"did you mean {hints}? " if hints else ""
+                raise CliError(f"unknown role {role!r}; {hint}`prdigest roles` lists them")
             slug = found.slug
         listed = services.store.list_notes(role=slug, since=since_at, limit=limit or None)
         total = len(listed)
@@ -311,6 +310,11 @@ def lookup_command(
     ] = 10,
 ) -> None:
     """Search notes: a role's reading list, or a ranked free-text search (Chinese or English)."""
+    if not " ".join(query).strip():
+        raise CliError(
+            "nothing to look up: give a role or words, e.g. `prdigest lookup moe` "
+            "or `prdigest lookup fp8 marlin`"
+        )
     with open_services() as services:
         try:
             result = lookup(services, " ".join(query), limit=limit)
@@ -449,14 +453,18 @@ def reclassify(
 @app.command()
 def roles() -> None:
     """Show the role taxonomy: slugs, names and lookup aliases."""
-    with open_services() as services:
-        table = Table(title="Reader roles")
-        table.add_column("slug", style="bold")
-        table.add_column("name")
-        table.add_column("aliases")
-        for role in services.taxonomy.roles:
-            table.add_row(role.slug, role.label, ", ".join(role.aliases))
-        out.print(table)
+    # The taxonomy alone: no database is opened (or created) to show it.
+    try:
+        taxonomy = load_taxonomy(settings_or_exit().roles_file)
+    except TaxonomyError as exc:
+        raise CliError(str(exc)) from None
+    table = Table(title="Reader roles")
+    table.add_column("slug", style="bold")
+    table.add_column("name")
+    table.add_column("aliases")
+    for role in taxonomy.roles:
+        table.add_row(role.slug, role.label, ", ".join(role.aliases))
+    out.print(table)
 
 
 @app.command()

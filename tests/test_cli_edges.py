@@ -1,0 +1,43 @@
+"""The command line at its edges: odd arguments and read-only commands, run as a user would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures_util import ROLE_SLUGS, seed_files
+from tests.test_cli import run
+
+
+def test_roles_opens_no_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("roles")
+    assert code == 0 and all(slug in out for slug in ROLE_SLUGS)
+    assert not (tmp_path / "prdigest.db").exists()
+    # A database that is down does not stop anyone reading the taxonomy.
+    monkeypatch.setenv("PRDIGEST_DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:9/none")
+    code, out, err = run("roles")
+    assert code == 0 and "moe-quant" in out and not err
+
+
+def test_a_file_named_twice_is_read_once(env: Path) -> None:
+    one = env / seed_files()[0].name
+    code, out, err = run("ingest", str(env), str(one))
+    assert code == 0 and "(4 files)" in out and "read 4 files" in err
+    assert err.count(one.name) == 1
+    code, out, _ = run("ingest", str(one))
+    assert code == 0 and "(1 file)" in out
+
+
+def test_an_empty_lookup_says_what_to_give(env: Path) -> None:
+    for query in ("", "   "):
+        code, out, err = run("lookup", query)
+        assert code == 2 and "prdigest lookup moe" in err and not out
+
+
+def test_an_unknown_role_points_to_the_roles(env: Path) -> None:
+    code, _, err = run("notes", "--role", "zzqq")
+    assert code == 2 and "did you mean" not in err and "`prdigest roles` lists them" in err
+    code, _, err = run("notes", "--role", "kernals")
+    assert code == 2 and "did you mean kernels" in err
