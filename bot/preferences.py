@@ -37,10 +37,15 @@ def watch(services: Services, team_id: str, user_id: str, query: str) -> Message
         if found.role is not None
         else ""
     )
+    page = found.page
+    matching = (
+        "1 stored note matches"
+        if page.total == 1 and not page.capped
+        else f"{page.total_text} stored notes match"
+    )
     return confirm_reply(
         f"Watching {_shown(query)}: each weekly DM adds the new notes that match it "
-        f"({found.page.total:,} stored notes match now; `/prdigest {escaped(query, 100)}` "
-        f"lists them).{role}"
+        f"({matching} now; `/prdigest {escaped(query, 100)}` lists them).{role}"
     )
 
 

@@ -166,7 +166,7 @@ def dm_sections(slack: FakeSlack, user: str) -> dict[str, list[int]]:
 def test_watch_unwatch_and_bad_input(bot: Harness) -> None:
     readers = bot.services.store.readers
     text = reply_text(bot, "watch fp8 marlin")
-    assert "Watching “fp8 marlin”" in text and "stored notes match now" in text
+    assert "Watching “fp8 marlin”" in text and "(1 stored note matches now;" in text
     assert "already watch" in reply_text(bot, "watch  FP8 Marlin")
     hostile = reply_text(bot, "watch <!channel> cuda")
     assert "&lt;!channel&gt;" in hostile
