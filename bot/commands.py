@@ -454,9 +454,15 @@ def week_page(services: Services, query: str, offset: int, now: datetime | None 
         "ingested": "No digest was posted that week: the notes ingested then.",
     }[found.source]
     if not items[offset:]:
-        none = "No more notes" if offset else "No notes"
         who = f" for {role.slug}" if role else ""
-        return replies.message(f"{escaped(title, 200)}: {none}{who}. {intro}")
+        if offset:
+            return replies.message(f"{escaped(title, 200)}: No more notes{who}. {intro}")
+        why = {
+            "posted": "the digest posted that week holds none",
+            "upcoming": "nothing new for the next digest yet",
+            "ingested": "no digest was posted that week, and no note ingested then",
+        }[found.source]
+        return replies.message(f"{escaped(title, 200)}: No notes{who}: {why}.")
     groups = None if role else {s.role.slug: s.role.label for s in digest.sections}
     more = replies.MorePage(query, 0, replies.MorePage.WEEK)
     return replies.note_page(
