@@ -74,8 +74,29 @@ class _Group(TyperGroup):
             raise typer.Exit(exc.exit_code) from None
 
 
+_KEEP_HYPHEN = "\u2011"  # a non-breaking hyphen stands in for "-" while help is wrapped
+
+
+@contextmanager
+def _unbroken_hyphens(formatter: Any) -> Iterator[None]:
+    """Text written inside has each KEEP_HYPHEN turned back into "-" once wrapped."""
+    start = len(formatter.buffer)
+    yield
+    formatter.buffer[start:] = [p.replace(_KEEP_HYPHEN, "-") for p in formatter.buffer[start:]]
+
+
 class _Command(TyperCommand):
-    """Help that names each argument by its metavar (`PATH`), without a type label."""
+    """Help that names each argument by its metavar (`PATH`), without a type label, and
+    wraps between words only (`--no-scheduler`, `2026-W48` are never split at a hyphen)."""
+
+    def format_help_text(self, ctx: Any, formatter: Any) -> None:
+        written = self.help
+        self.help = written.replace("-", _KEEP_HYPHEN) if written else written
+        try:
+            with _unbroken_hyphens(formatter):
+                super().format_help_text(ctx, formatter)
+        finally:
+            self.help = written
 
     def format_options(self, ctx: Any, formatter: Any) -> None:
         arguments: list[tuple[str, str]] = []
@@ -89,8 +110,9 @@ class _Command(TyperCommand):
                     options.append(record)
         for title, rows in (("Arguments", arguments), ("Options", options)):
             if rows:
-                with formatter.section(title):
-                    formatter.write_dl(rows)
+                kept = [(term, text.replace("-", _KEEP_HYPHEN)) for term, text in rows]
+                with formatter.section(title), _unbroken_hyphens(formatter):
+                    formatter.write_dl(kept)
 
 
 class _Typer(typer.Typer):

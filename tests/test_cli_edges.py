@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from bot.cli import app
 from tests.fixtures_util import ROLE_SLUGS, seed_files
-from tests.test_cli import run
+from tests.test_cli import run, runner
+from tests.test_newcomer import COMMANDS
 
 
 def test_roles_opens_no_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -41,3 +44,11 @@ def test_an_unknown_role_points_to_the_roles(env: Path) -> None:
     assert code == 2 and "did you mean" not in err and "`prdigest roles` lists them" in err
     code, _, err = run("notes", "--role", "kernals")
     assert code == 2 and "did you mean kernels" in err
+
+
+def test_help_never_splits_a_flag_or_a_week_at_its_hyphen() -> None:
+    for width in range(40, 101, 3):
+        for name in COMMANDS:
+            text = runner.invoke(app, [name, "--help"], terminal_width=width).stdout
+            broken = [line for line in text.splitlines() if re.search(r"\w-$", line)]
+            assert broken == [], (name, width, text)
