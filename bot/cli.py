@@ -578,6 +578,9 @@ def post(
     from bot.slack_client import build_web_client
     from bot.store.ledger import LostClaimError
 
+    if as_json and not dry_run:
+        # Without --dry-run the digest would be posted for real, not printed.
+        raise CliError("--json prints the messages of a dry run: use it with --dry-run")
     settings = settings_or_exit()
     if not dry_run and settings.slack_bot_token is None:
         raise CliError("SLACK_BOT_TOKEN is not set (use --dry-run to see the messages)")

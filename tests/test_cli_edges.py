@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import app
+from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
+from tests.fakeslack import FakeSlack
 from tests.fixtures_util import ROLE_SLUGS, seed_files
 from tests.test_cli import run, runner
 from tests.test_newcomer import COMMANDS
@@ -52,3 +54,20 @@ def test_help_never_splits_a_flag_or_a_week_at_its_hyphen() -> None:
             text = runner.invoke(app, [name, "--help"], terminal_width=width).stdout
             broken = [line for line in text.splitlines() if re.search(r"\w-$", line)]
             assert broken == [], (name, width, text)
+
+
+def test_post_json_without_dry_run_posts_nothing(
+    env: Path, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack
+) -> None:
+    for name, value in {
+        "SLACK_BOT_TOKEN": SLACK_TOKEN,
+        "PRDIGEST_CHANNEL": DIGEST_CHANNEL,
+        "PRDIGEST_SLACK_API_URL": slack.api_url,
+    }.items():
+        monkeypatch.setenv(name, value)
+    run("ingest")
+    code, out, err = run("post", "--json")
+    assert code == 2 and "use it with --dry-run" in err and not out
+    assert slack.calls == []
+    code, out, _ = run("post", "--dry-run", "--json")
+    assert code == 0 and '"blocks"' in out and slack.count("chat.postMessage") == 0
