@@ -117,6 +117,11 @@ def check_database(url: str) -> str:
     shown = parsed.render_as_string(hide_password=True)
     if parsed.get_backend_name() == "sqlite":
         path = parsed.database
+        if path and path != ":memory:" and not Path(path).parent.is_dir():
+            raise _CheckFailed(
+                f"{shown}: its folder {Path(path).parent} does not exist: create it "
+                "or fix PRDIGEST_DATABASE_URL"
+            )
         if path and path != ":memory:" and not Path(path).exists():
             raise _CheckFailed(
                 f"{shown}: the file does not exist yet; `prdigest ingest` or `prdigest serve` "

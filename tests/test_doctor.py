@@ -261,6 +261,16 @@ def test_empty_database_has_no_schema(
     assert "no prdigest schema yet" in failures(checks)["database"]
 
 
+def test_a_sqlite_file_in_a_missing_folder_names_the_folder(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    folder = tmp_path / "no-such-folder"
+    monkeypatch.setenv("PRDIGEST_DATABASE_URL", f"sqlite:///{folder / 'prdigest.db'}")
+    _, _, checks = run_doctor()
+    detail = failures(checks)["database"]
+    assert f"its folder {folder} does not exist" in detail and "creates it" not in detail
+
+
 def test_invalid_settings_stop_at_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRDIGEST_TIMEZONE", "Mars/Olympus")
     code, output, checks = run_doctor()
