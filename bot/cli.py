@@ -5,6 +5,7 @@ from __future__ import annotations
 import getpass
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -74,6 +75,7 @@ class _Group(TyperGroup):
             raise typer.Exit(exc.exit_code) from None
 
 
+_REQUIRED_ARGUMENT = re.compile(r"^\{([A-Z_]+)\}")
 _KEEP_HYPHEN = "\u2011"  # a non-breaking hyphen stands in for "-" while help is wrapped
 
 
@@ -97,6 +99,10 @@ class _Command(TyperCommand):
                 super().format_help_text(ctx, formatter)
         finally:
             self.help = written
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        # A required argument reads as `QUERY...`, as in every man page, not `{QUERY}...`.
+        return [_REQUIRED_ARGUMENT.sub(r"\1", piece) for piece in super().collect_usage_pieces(ctx)]
 
     def format_options(self, ctx: Any, formatter: Any) -> None:
         arguments: list[tuple[str, str]] = []

@@ -71,3 +71,14 @@ def test_post_json_without_dry_run_posts_nothing(
     assert slack.calls == []
     code, out, _ = run("post", "--dry-run", "--json")
     assert code == 0 and '"blocks"' in out and slack.count("chat.postMessage") == 0
+
+
+def test_usage_lines_name_arguments_plainly() -> None:
+    for name, usage in (
+        ("lookup", "prdigest lookup [OPTIONS] QUERY..."),
+        ("fix", "prdigest fix [OPTIONS] NOTE_ID"),
+        ("copy-db", "prdigest copy-db [OPTIONS] URL"),
+        ("ingest", "prdigest ingest [OPTIONS] [PATH]..."),
+    ):
+        text = runner.invoke(app, [name, "--help"], prog_name="prdigest").stdout
+        assert text.splitlines()[0] == f"Usage: {usage}", text
