@@ -352,14 +352,25 @@ def parse_command(text: str, taxonomy: Taxonomy) -> Command:
     return _lookup_command(cleaned, taxonomy)
 
 
+# Subcommands that take words after them: a typo of one (`subscrbe moe`) is still
+# searched, and the reply asks whether the subcommand was meant.
+_TAKES_WORDS = ("subscribe", "unsubscribe", "watch", "unwatch", "pause", "week")
+
+
 def _lookup_command(cleaned: str, taxonomy: Taxonomy) -> Command:
     words = cleaned.split()
     parser = _lookup if taxonomy.resolve(cleaned) is not None else _search
     command = parser(words, taxonomy)
+    head = words[0].casefold()
     if len(words) == 1:
-        close = difflib.get_close_matches(words[0].casefold(), list(_BY_NAME), n=1, cutoff=0.75)
+        close = difflib.get_close_matches(head, list(_BY_NAME), n=1, cutoff=0.75)
         if close:
             return Command(command.kind, text=command.text, near=close[0])
+    elif head not in _BY_NAME and taxonomy.resolve(words[0]) is None:
+        close = difflib.get_close_matches(head, _TAKES_WORDS, n=1, cutoff=0.8)
+        if close:
+            near = " ".join([close[0], *words[1:]])
+            return Command(command.kind, text=command.text, near=near)
     return command
 
 

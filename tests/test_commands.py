@@ -113,6 +113,15 @@ def test_typo_of_subcommand_is_noted(taxonomy: Taxonomy) -> None:
     assert parsed.kind is Kind.LOOKUP and parsed.near == "subscribe"
 
 
+def test_typo_of_a_subcommand_with_words_is_noted(taxonomy: Taxonomy) -> None:
+    parsed = parse_command("subscrbe moe deep", taxonomy)
+    assert parsed.kind is Kind.LOOKUP and parsed.near == "subscribe moe deep"
+    assert parse_command("wach fp8 marlin", taxonomy).near == "watch fp8 marlin"
+    # Ordinary searches and role lookups are not taken for typos.
+    for text in ("weak attention", "lists of experts", "roles moe", "moe deep", "cuda graph"):
+        assert parse_command(text, taxonomy).near == "", text
+
+
 def test_clean_text() -> None:
     assert clean_text("\u200bsub\u200bscribe\u202e  moe\u202c") == "subscribe moe"
     assert clean_text("&lt;b&gt; &amp;") == "<b> &"

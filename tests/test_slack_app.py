@@ -208,6 +208,11 @@ def test_unknown_word_suggests_roles_and_help(bot: Harness) -> None:
     assert "/prdigest subscribe" in typo["text"]
     _, nothing = bot.command("zzqqxx")
     assert "No notes match" in nothing["text"] and "/prdigest help" in nothing["text"]
+    # A mistyped subscribe with a role finds that role's notes by search, and asks.
+    _, found = bot.command("subscrbe moe <!channel>")
+    assert_clean(found)
+    assert "Did you mean `/prdigest subscribe moe &lt;!channel&gt;`?" in texts(found)
+    assert bot.services.store.subscriptions_of(TEAM, USER) == []
 
 
 def test_subscribe_unsubscribe_list(bot: Harness) -> None:

@@ -349,7 +349,10 @@ def lookup_reply(
         else f"Notes matching “{clip(query, 100, plain=True)}”"
     )
     items = [(note, slug) for note in notes]
-    return note_page(title, items, total, offset, MorePage(query, 0), taxonomy, capped=capped)
+    intro = f"Did you mean `/prdigest {escaped(near, 200)}`?" if near and not offset else ""
+    return note_page(
+        title, items, total, offset, MorePage(query, 0), taxonomy, capped=capped, intro=intro
+    )
 
 
 def note_page(
@@ -420,7 +423,7 @@ def _no_match_reply(
         return message(f"No more notes match “{shown_query}”.")
     parts = [f"No notes match “{shown_query}”."]
     if near:
-        parts.append(f"Did you mean `/prdigest {near}`?")
+        parts.append(f"Did you mean `/prdigest {escaped(near, 200)}`?")
     if suggestions:
         parts.append(
             "Roles with a similar name: " + _join([f"`{r.slug}`" for r in suggestions]) + "."
