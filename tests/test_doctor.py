@@ -209,7 +209,7 @@ def test_unreachable_database_is_one_fail_line(
     assert list(failures(checks)) == ["database"]
     assert "hunter2" not in output, "a password is never shown"
     detail = checks["database"][1]
-    assert "is unavailable" in detail or "does not exist yet" in detail
+    assert "is unavailable" in detail or "does not exist" in detail
     assert "PRDIGEST_DATABASE_URL" in detail
     assert not (tmp_path / "no").exists(), "doctor creates no database"
 
