@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import sqlalchemy as sa
 import typer
 from rich.console import Console
+from rich.markup import escape as escape_markup
 from rich.progress import Progress
 from rich.table import Table
 from typer.core import TyperArgument, TyperCommand, TyperGroup
@@ -131,12 +132,13 @@ class _Typer(typer.Typer):
 
 
 def say(message: str, level: int = logging.INFO, label: str = "") -> None:
-    """A line for the operator on stderr: printed after `label` (rich markup), or logged
-    at `level` when log lines are JSON, so that stderr stays one object per line."""
+    """A line for the operator on stderr: printed after `label` (rich markup; the message
+    itself is shown as written), or logged at `level` when log lines are JSON, so that
+    stderr stays one object per line."""
     if json_logging():
         log.log(level, message)
     else:
-        err.print(f"{label}{message}", highlight=False)
+        err.print(f"{label}{escape_markup(message)}", highlight=False)
 
 
 app = _Typer(
@@ -246,11 +248,10 @@ def ingest(
                 report = ingest_paths(services, targets, on_file=lambda _p: progress.advance(task))
         else:
             report = ingest_paths(services, targets)
-    err.print(_file_list("read", report.read), highlight=False, markup=False)
+    say(_file_list("read", report.read))
     if report.skipped:
         why = f" (note files end in {' or '.join(NOTE_SUFFIXES)})"
-        skipped = _file_list("skipped", report.skipped, why)
-        err.print(skipped, style="yellow", highlight=False, markup=False)
+        say(_file_list("skipped", report.skipped, why), logging.WARNING, "[yellow]")
     for error in report.errors:
         say(str(error), logging.ERROR, "[red]error[/red] ")
     out.print(report.summary(), highlight=False, soft_wrap=True)
@@ -321,7 +322,10 @@ def notes(
     if total > len(listed):
         more = total - len(listed)
         hint = f"{shown}; {count_text(more)} more: --limit 0 shows all, --since narrows"
-        (err if as_json else out).print(hint, style="dim", highlight=False)
+        if as_json:
+            say(hint)
+        else:
+            out.print(hint, style="dim", highlight=False)
     elif not as_json:
         out.print(f"{count_text(total)} notes", style="dim", highlight=False)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -82,3 +83,25 @@ def test_usage_lines_name_arguments_plainly() -> None:
     ):
         text = runner.invoke(app, [name, "--help"], prog_name="prdigest").stdout
         assert text.splitlines()[0] == f"Usage: {usage}", text
+
+
+def test_operator_lines_show_user_text_as_written(env: Path) -> None:
+    code, _, err = run("notes", "--role", "[/red]")
+    assert code == 2 and "unknown role '[/red]'" in err
+    code, _, err = run("ingest", "[bold]x.txt")
+    assert code == 1 and "[bold]x.txt: not found" in err
+
+
+def test_json_log_lines_hold_every_ingest_notice(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRDIGEST_LOG_FORMAT", "json")
+    (env / "readme.pdf").write_bytes(b"%PDF-1.4")
+    code, _, err = run("ingest", str(env), "no/such/file.txt")
+    assert code == 1
+    records = [json.loads(line) for line in err.splitlines()]
+    messages = " | ".join(r["message"] for r in records)
+    assert "read 4 files" in messages and "skipped 1 file" in messages
+    assert "no/such/file.txt: not found" in messages
+    code, _, err = run("notes", "--json", "--limit", "1")
+    assert code == 0 and "31 more" in json.loads(err)["message"]
