@@ -105,3 +105,9 @@ def test_json_log_lines_hold_every_ingest_notice(
     assert "no/such/file.txt: not found" in messages
     code, _, err = run("notes", "--json", "--limit", "1")
     assert code == 0 and "31 more" in json.loads(err)["message"]
+
+
+def test_fix_of_an_id_past_any_integer_is_no_such_note(env: Path) -> None:
+    run("ingest")
+    code, _, err = run("fix", str(10**20), "--roles", "moe")
+    assert code == 2 and f"no note with id {10**20}" in err

@@ -282,6 +282,32 @@ def test_more_button_with_garbage_value(bot: Harness) -> None:
     assert "run the command again" in reply["text"]
 
 
+def test_forged_numbers_in_buttons_are_refused_plainly(bot: Harness) -> None:
+    """A More offset or a note id past any database integer is not ours: a plain reply."""
+    from bot.render.blocks import NOTE_MENU_ACTION_ID
+
+    huge = 10**20
+    url = bot.response_url()
+    value = json.dumps({"q": "moe", "o": huge})
+    assert bot.click(MORE_ACTION_ID, value, channel_id="C123", response_url=url) == 200
+    assert "run the command again" in bot.reply(url)["text"]
+    for option in ("show", "fix"):
+        url = bot.response_url()
+        body = block_actions_body(
+            f"{NOTE_MENU_ACTION_ID}:{huge}",
+            "",
+            channel_id="C123",
+            response_url=url,
+            action_type="overflow",
+            selected_option={
+                "text": {"type": "plain_text", "text": "x"},
+                "value": f"{option}:{huge}",
+            },
+        )
+        assert bot.post(body)[0] == 200
+        assert "no longer there" in bot.reply(url)["text"]
+
+
 # ---------------------------------------------------------------- App Home
 
 

@@ -45,6 +45,7 @@ HOME_NOTES = 12
 HOME_ROLES = 40
 MAX_HOME_WATCH_BUTTONS = 20  # with the resume button, within an actions block's 25
 MAX_FALLBACK_CHARS = 3000
+MAX_PAGE_OFFSET = 100_000  # a More button further on than this is not one of ours
 
 
 def message(text: str, blocks: list[Block] | None = None) -> Message:
@@ -315,7 +316,9 @@ class MorePage:
         if not isinstance(data, dict):
             return None
         query, offset = data.get("q"), data.get("o")
-        if not isinstance(query, str) or not isinstance(offset, int) or offset < 0:
+        if not isinstance(query, str) or not isinstance(offset, int):
+            return None
+        if not 0 <= offset <= MAX_PAGE_OFFSET:  # past it is no page of ours
             return None
         if isinstance(offset, bool):
             return None

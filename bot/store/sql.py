@@ -35,6 +35,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 SCHEMA_HEAD = "0006"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
+MAX_ROW_ID = 2**63 - 1  # the largest id SQLite INTEGER and PostgreSQL BIGINT hold
 MIGRATION_LOCK, NOTES_LOCK = 727001, 727002  # PostgreSQL advisory lock keys
 TITLE_TIER_MAX = 200
 
@@ -439,7 +440,9 @@ class Store:
     @staticmethod
     def _notes_by_id(conn: Connection, wanted: list[int]) -> list[Note]:
         found: dict[int, Note] = {}
-        for chunk in _chunks(wanted):
+        # An id no database integer can hold (a mistyped or forged one) is simply missing.
+        askable = [i for i in wanted if 0 < i <= MAX_ROW_ID]
+        for chunk in _chunks(askable):
             for row in conn.execute(sa.select(*_NOTE_COLUMNS).where(notes.c.id.in_(chunk))):
                 found[row.id] = _row_to_note(row)
         return [found[i] for i in wanted if i in found]
