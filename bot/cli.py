@@ -48,6 +48,7 @@ err = Console(stderr=True, soft_wrap=True)
 log = logging.getLogger("bot.cli")
 PROGRESS_MIN_FILES = 10
 NOTES_LIMIT = 100
+NOTES_LIMIT_MAX = 10**9  # beyond it a database LIMIT overflows; 0 shows all anyway
 
 
 class CliError(Exception):
@@ -296,7 +297,13 @@ def notes(
     ] = None,
     limit: Annotated[
         int,
-        typer.Option("--limit", min=0, metavar="N", help="Notes to show; 0 shows them all."),
+        typer.Option(
+            "--limit",
+            min=0,
+            max=NOTES_LIMIT_MAX,
+            metavar="N",
+            help="Notes to show; 0 shows them all.",
+        ),
     ] = NOTES_LIMIT,
 ) -> None:
     """List stored notes, oldest first (the first --limit of them)."""

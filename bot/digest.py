@@ -21,12 +21,12 @@ def week_bounds(label: str, zone: ZoneInfo) -> tuple[datetime, datetime]:
     try:
         year_text, week_text = label.upper().split("-W")
         monday = date.fromisocalendar(int(year_text), int(week_text), 1)
-    except ValueError:
+        start = datetime(monday.year, monday.month, monday.day, tzinfo=zone)
+        end = start + timedelta(days=7)
+        end = datetime(end.year, end.month, end.day, tzinfo=zone)
+        return start.astimezone(UTC), end.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: a week at the end of the calendar
         raise ValueError(f"not an ISO week such as 2026-W48: {label!r}") from None
-    start = datetime(monday.year, monday.month, monday.day, tzinfo=zone)
-    end = start + timedelta(days=7)
-    end = datetime(end.year, end.month, end.day, tzinfo=zone)
-    return start.astimezone(UTC), end.astimezone(UTC)
 
 
 def section_role(note: Note, taxonomy: Taxonomy) -> str:

@@ -111,3 +111,10 @@ def test_fix_of_an_id_past_any_integer_is_no_such_note(env: Path) -> None:
     run("ingest")
     code, _, err = run("fix", str(10**20), "--roles", "moe")
     assert code == 2 and f"no note with id {10**20}" in err
+
+
+def test_numbers_at_the_end_of_the_range_are_refused_plainly(env: Path) -> None:
+    code, _, err = run("notes", "--limit", str(10**20))
+    assert code == 2 and "--limit" in err
+    code, _, err = run("preview", "--week", "9999-W52")
+    assert code == 2 and "not an ISO week" in err

@@ -308,6 +308,12 @@ def test_forged_numbers_in_buttons_are_refused_plainly(bot: Harness) -> None:
         assert "no longer there" in bot.reply(url)["text"]
 
 
+def test_a_week_at_the_end_of_the_calendar_is_refused_plainly(bot: Harness) -> None:
+    _, reply = bot.command("week 9999-W52")
+    assert_clean(reply)
+    assert "not an ISO week" in reply["text"] or "has not started" in reply["text"]
+
+
 # ---------------------------------------------------------------- App Home
 
 
