@@ -260,6 +260,12 @@ def load_settings(**overrides: Any) -> Settings:
     """Read and validate settings; a bad value raises SettingsError naming the variable."""
     try:
         return Settings(**overrides)
+    except (UnicodeDecodeError, OSError) as exc:
+        # Only the .env file is read from disk here.
+        why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        raise SettingsError(
+            f"invalid setting file .env in {Path.cwd()} ({why}): save it as UTF-8 or remove it"
+        ) from None
     except ValidationError as exc:
         problems = []
         for error in exc.errors():

@@ -113,3 +113,10 @@ def test_an_empty_channel_is_no_channel(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("PRDIGEST_SLACK_API_URL", "http://127.0.0.1:9/")
     settings = load_settings()
     assert settings.channel is None and settings.slack_api_url == "http://127.0.0.1:9/"
+
+
+def test_a_dotenv_file_that_is_not_text_is_one_clear_message(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_bytes(b"PRDIGEST_CHANNEL=C1\n\xd0\xff\xfe binary\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert ".env" in str(caught.value) and "not UTF-8" in str(caught.value)
