@@ -89,6 +89,8 @@ def configure_logging(level: int | str, log_format: str = "text") -> None:
     else:
         logging.basicConfig(format=TEXT_FORMAT)
     root.setLevel(level)
+    # Alembic announces each of its plugins at INFO whenever the schema is checked: noise.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     logging.captureWarnings(_json)
 
 

@@ -103,6 +103,7 @@ def test_json_log_lines_hold_every_ingest_notice(
     messages = " | ".join(r["message"] for r in records)
     assert "read 4 files" in messages and "skipped 1 file" in messages
     assert "no/such/file.txt: not found" in messages
+    assert "alembic.runtime.plugins" not in {r["logger"] for r in records}
     code, _, err = run("notes", "--json", "--limit", "1")
     assert code == 0 and "31 more" in json.loads(err)["message"]
 
