@@ -12,7 +12,7 @@ development sets, so their row is optimistic, see the README). Models compared:
 - hybrid: the rules, with the regression deciding only the notes the rules mark low
   confidence, and never choosing deep there.
 
-The held-out set unseen_v2 is never loaded here.
+Held-out sets are never loaded here.
 
 .venv/bin/python -m tests.bench.verdict_loso
 """
