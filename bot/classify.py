@@ -94,7 +94,7 @@ _PEOPLE = re.compile(
     r"同学|同事|工程师|开发者|开发人员|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方"
     r"|那边|这边|侧"
     r"|\b(?:folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?|users?|teams?"
-    r"|crowd|reviewers?|contributors?|side)\b"
+    r"|crowd|reviewers?|contributors?|side|readers)\b"
 )
 _PEOPLE_LEAD_ZH = 24  # characters
 _PEOPLE_LEAD_EN = re.compile(r"(?:[\w./+-]+\s+){0,4}$")  # words
@@ -115,9 +115,11 @@ _AUDIENCE = tuple(
                 r"\b(?:whoever|anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who\s+)?"
                 r"(?:\w+\s+){0,2}?(?:owns?|maintains?|maintaining|works?\s+on|working\s+on"
                 r"|touch(?:es|ing)?|runs?|running|cares?\s+about|deploys?|deploying|uses?|using|ships?"
-                r"|shipping|writes?|writing|adds?|adding|debug(?:s|ging)?|tracks?|tracking)\s+[^;:,.]{1,60}",
+                r"|shipping|writes?|writing|adds?|adding|debug(?:s|ging)?|tracks?|tracking|publish(?:es|ing)?"
+                r"|packag(?:es?|ing)|builds?|building|operates?|operating)\s+[^;:,.]{1,60}",
                 r"\b(?:if|unless)\s+you\s+(?:\w+\s+){0,2}?(?:own|maintain|work\s+on|touch|care\s+about"
-                r"|run|deploy|use|ship|write|add|debug|track|integrate)\s+[^;:,.]{1,60}",
+                r"|run|deploy|use|ship|write|add|debug|track|integrate|publish|package|build|operate)"
+                r"\s+[^;:,.]{1,60}",
             )
         ),
         strict=True,
@@ -135,6 +137,13 @@ _FRONTED_OTHERS = re.compile(
     r"|most\s+people)\s*[,:]\s*"
     r"|\s*(?:而|但|但是)?(?:对于?|至于)(?:其他人|其余的人|其他读者|其余读者|别的人|大多数人|其他同学)"
     r"(?:来说|而言)?\s*[,:]\s*"
+)
+# Named readers and everyone else addressed together: "model authors and everyone else,
+# move along", "写模型的同学和其他人都不必看".
+_AND_OTHERS = re.compile(
+    r"\b(?:and|or|as\s+well\s+as|plus)\s+(?:everyone|everybody|anyone|anybody)\s+else\b"
+    r"|\band\s+(?:the\s+rest(?:\s+of\s+(?:us|you))?|all\s+others|other\s+readers)\b"
+    r"|(?:和|与|以及|及)(?:其他人|其余的人|其他读者|其余读者|其他同学|别的人|大家)"
 )
 # What may precede "其余读者", "everyone else" in its clause.
 _SUBJECT_LEAD = frozenset(
@@ -259,7 +268,8 @@ _OTHERS_SUBJECT = re.compile(
     r"[^.;]{0,40}$"
     r"|\b(?:other\s+(?:readers|engineers|folks|people|teams)|others"
     r"|the\s+rest(?:\s+of\s+(?:you|us|the\s+team))?)"
-    r"(?:\s+(?:can|may|should|could)(?:\s+(?:just|safely|probably))?)?\s*$"
+    r"(?:\s+(?:can|may|should|could)(?:\s+(?:just|safely|probably))?"
+    r"|,?\s+(?:it's|it\s+is|this\s+is|that's|that\s+is))?\s*$"
 )
 # "Everyone but X" as the subject of a skip cue: X is not being told to skip.
 _EXCEPT_SUBJECT = re.compile(
@@ -493,6 +503,9 @@ class Classifier:
                 clause_cache.append(_bounds(_CLAUSE_END, text))
             return clause_cache[0]
 
+        def sentence_of(offset: int) -> int:
+            return bisect.bisect_right(sentence_starts, offset) - 1
+
         # ---- verdict statements: general, for named readers, for everyone else
         cues = list(find_cues(text))
         general: list[Cue] = []
@@ -508,6 +521,11 @@ class Classifier:
                     others_cue = cue
             elif isinstance(who, frozenset):
                 named_cues.append((cue, who))
+                lead = text[
+                    max(sentence_starts[sentence_of(cue.start)], cue.start - 60) : cue.start
+                ]
+                if others_cue is None and _AND_OTHERS.search(lead):
+                    others_cue = cue
             else:
                 unknown.append(cue)
         # ---- named readers: "做量化的同学不必看", "kernel authors should read it closely"
@@ -523,9 +541,6 @@ class Classifier:
                     named_verdicts[index] = Verdict.SKIM  # "不必精读，快速浏览即可"
                     softened.discard(index)
         positive_named = {i: v for i, v in named_verdicts.items() if v is not Verdict.SKIP}
-
-        def sentence_of(offset: int) -> int:
-            return bisect.bisect_right(sentence_starts, offset) - 1
 
         # The first sentence that speaks decides: a general cue there, or else what the
         # readers it names are told ("Worth a skim for model maintainers. Nothing novel.").
@@ -649,6 +664,10 @@ class Classifier:
         elif positive_named or positive_unknown:
             told = [*positive_named.values(), *(c.verdict for c in positive_unknown)]
             verdict = min(told, key=lambda v: v.rank)
+        elif others_verdict is Verdict.SKIP:
+            # "only relevant if you debug X; everyone else can skip it": no group is told
+            # to read it, so the note's reader is everyone else
+            verdict, confidence = Verdict.SKIP, Confidence.LOW
         elif named_verdicts or others_verdict is not None:
             verdict, confidence = Verdict.SKIM, Confidence.LOW
         else:
@@ -692,7 +711,8 @@ class Classifier:
         }
         if others_verdict is not None and others_verdict is not verdict:
             addressed = set(named_verdicts)
-            if use_general:
+            if use_general or positive_unknown:
+                # the note's own readers: told in general, or named in words no role claims
                 addressed.update(self.slugs.index(r) for r in roles)
             for index, slug in enumerate(self.slugs):
                 if index in addressed:

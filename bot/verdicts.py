@@ -58,128 +58,164 @@ VERDICT_OF: dict[Meaning, Verdict] = {
 LEXICON: dict[Meaning, tuple[str, ...]] = {
     Meaning.STRONG_YES: (
         # zh
-        "必读", "必看", "必须读", "必须看", "一定要读", "一定要看", "务必阅读", "务必读",
-        "务必看", "强烈推荐", "强推", "力荐", "极力推荐", "重点推荐", "首推", "强烈建议",
-        "不容错过", "不可错过", "不能错过", "不要错过", "别错过", "不可不读", "不得不读",
-        "不能不读", "不可不看", "非读不可", "非常值得", "十分值得", "很值得", "特别值得",
-        "有阅读必要", "有必要读", "有必要看", "有必要细读", "有必要精读", "推荐阅读",
-        "务必过一遍", "一定要过一遍", "务必看看", "一定要看看", "必须过一遍",
-        "重点阅读", "值得一读", "值得反复读", "强烈建议阅读",
+        "必读", "必看", "必须读", "必须看", "一定要读", "一定要看", "务必阅读", "务必读", "务必看",
+        "强烈推荐", "强推", "力荐", "极力推荐", "重点推荐", "首推", "强烈建议", "不容错过",
+        "不可错过", "不能错过", "不要错过", "别错过", "不可不读", "不得不读", "不能不读",
+        "不可不看", "非读不可", "非常值得", "十分值得", "很值得", "特别值得", "有阅读必要",
+        "有必要读", "有必要看", "有必要细读", "有必要精读", "推荐阅读", "务必过一遍",
+        "一定要过一遍", "务必看看", "一定要看看", "必须过一遍", "重点阅读", "值得一读",
+        "值得反复读", "强烈建议阅读",
         # en
         "must read", "must-read", "must-see", "must see", "a must", "required reading",
         "essential reading", "mandatory reading", "highly recommended", "strongly recommended",
         "strongly recommend", "recommended reading", "don't miss", "do not miss",
-        "not to be missed", "well worth", "definitely worth", "worth every minute",
-        "top pick", "do not skip", "don't skip", "recommended",
+        "not to be missed", "well worth", "definitely worth", "worth every minute", "top pick",
+        "do not skip", "don't skip", "recommended",
+        "强烈安利", "墙裂推荐", "值得收藏", "建议收藏", "干货满满", "值得细品", "值得品读",
+        "一定得看", "千万别错过", "千万不要错过", "绝对值得", "非常推荐", "很推荐", "特别推荐",
+        "优先阅读", "优先读", "优先看", "重点看", "重点读", "can't recommend it enough",
+        "absolutely worth", "very much worth", "don't pass this up", "do not pass this up",
+        "don't overlook", "do not overlook", "unmissable", "priority read", "read this first",
+        "top of your list", "put it on your list", "one to read",
     ),
     Meaning.READ_THROUGH: (
         # zh
-        "精读", "细读", "细看", "深读", "研读", "通读", "详读", "细究", "读透", "吃透",
-        "逐行读", "逐行看", "逐行过", "逐段读", "逐段看", "逐字读", "从头到尾读",
-        "从头到尾看", "从头读到尾", "仔细阅读", "仔细读", "仔细看", "认真读",
-        "认真阅读", "认真看", "好好读", "好好看", "深入阅读", "深入研究", "值得深入",
-        "值得研究", "值得琢磨", "值得推敲", "值得花时间", "花时间读", "反复读", "完整读",
-        "完整看", "全文阅读",
+        "精读", "细读", "细看", "深读", "研读", "通读", "详读", "细究", "读透", "吃透", "逐行读",
+        "逐行看", "逐行过", "逐段读", "逐段看", "逐字读", "从头到尾读", "从头到尾看", "从头读到尾",
+        "仔细阅读", "仔细读", "仔细看", "认真读", "认真阅读", "认真看", "好好读", "好好看",
+        "深入阅读", "深入研究", "值得深入", "值得研究", "值得琢磨", "值得推敲", "值得花时间",
+        "花时间读", "反复读", "完整读", "完整看", "全文阅读",
         # en
-        "close read", "closer read", "careful read", "deep read", "in-depth read",
-        "thorough read", "full read", "read closely", "read carefully", "read it closely",
-        "read it carefully", "read in depth", "read in full", "read thoroughly",
-        "read it all", "read the whole thing", "read every line", "line by line",
-        "line-by-line", "read it end to end", "read end to end", "cover to cover",
-        "front to back", "deep dive", "deep-dive", "worth studying", "study it",
+        "close read", "closer read", "careful read", "deep read", "in-depth read", "thorough read",
+        "full read", "read closely", "read carefully", "read it closely", "read it carefully",
+        "read in depth", "read in full", "read thoroughly", "read it all", "read the whole thing",
+        "read every line", "line by line", "line-by-line", "read it end to end", "read end to end",
+        "cover to cover", "front to back", "deep dive", "deep-dive", "worth studying", "study it",
         "should study", "worth reading", "worth a read", "worth the read", "worth your time",
         "worth the time", "worth a careful look", "worth a close look", "worth understanding",
         "go through it properly", "go through it carefully", "pore over", "scrutinize",
-        "scrutinise", "set aside", "take the time", "every line", "every word",
-        "start to finish", "careful reading", "close reading", "closer look", "a close look",
-        "careful look", "thorough look", "detailed look", "read the thread",
-        "read the discussion", "not just the diff", "block out", "read twice", "read it twice",
-        "看两遍", "读两遍", "反复看", "should read", "must read it",
-        "need to read", "needs to read", "has to read", "have to read", "want to read",
-        "will want to read", "ought to read", "应该读", "应该看", "应当读", "需要读",
-        "建议读", "建议阅读", "值得读", "值得阅读",
+        "scrutinise", "set aside", "take the time", "every line", "every word", "start to finish",
+        "careful reading", "close reading", "closer look", "a close look", "careful look",
+        "thorough look", "detailed look", "read the thread", "read the discussion",
+        "not just the diff", "block out", "read twice", "read it twice", "看两遍", "读两遍",
+        "反复看", "should read", "must read it", "need to read", "needs to read", "has to read",
+        "have to read", "want to read", "will want to read", "ought to read", "应该读", "应该看",
+        "应当读", "需要读", "建议读", "建议阅读", "值得读", "值得阅读", "完整过一遍",
+        "完整地过一遍", "仔细过一遍", "认真过一遍", "从头过一遍", "逐行过一遍", "完整读一遍",
+        "完整看一遍", "从头到尾过一遍", "sit down with", "spend time with", "take your time with",
+        "read in its entirety", "from start to finish", "top to bottom", "end-to-end read",
+        "逐字逐句", "一字一句", "反复研读", "仔细研究", "认真研究", "深入看", "深入读", "细细读",
+        "细细看", "细品", "慢慢读", "慢慢看", "读懂", "弄懂", "搞懂", "啃一遍", "啃下来",
+        "完整阅读", "仔细研读", "花点时间读", "花些时间读", "花时间看", "值得细看", "dig into",
+        "dive into", "into the weeds", "proper read", "proper reading", "proper look",
+        "a careful pass", "a full pass", "pay close attention", "close attention",
+        "read attentively", "work through it", "chew on", "study closely", "study carefully",
+        "understand it fully",
     ),
     Meaning.SKIM: (
         # zh
-        "快速浏览", "浏览", "略读", "速览", "速读", "扫一眼", "扫一下", "扫一遍", "扫读",
-        "粗读", "粗看", "泛读", "翻一翻", "翻翻", "翻一下", "过一眼", "过一遍", "快速过",
-        "看一眼", "瞄一眼", "瞟一眼", "瞅一眼", "看看就行", "看看即可", "大致看看",
-        "大概看看", "简单看看", "大致了解", "简单了解", "了解一下", "走马观花", "一目十行",
-        "略看", "值得一看",
+        "快速浏览", "浏览", "略读", "速览", "速读", "扫一眼", "扫一下", "扫一遍", "扫读", "粗读",
+        "粗看", "泛读", "翻一翻", "翻翻", "翻一下", "过一眼", "过一遍", "快速过", "看一眼",
+        "瞄一眼", "瞟一眼", "瞅一眼", "看看就行", "看看即可", "大致看看", "大概看看", "简单看看",
+        "大致了解", "简单了解", "了解一下", "走马观花", "一目十行", "略看", "值得一看",
         # en
         "skim", "skims", "skimmed", "skimming", "skim through", "quick look", "quick read",
-        "quick glance", "glance", "glance at", "quick scan", "scan through", "light read",
-        "browse", "flip through", "leaf through", "look over", "once-over", "once over",
-        "quick pass", "brief look", "cursory", "worth a look", "worth a glance",
-        "worth a peek", "a peek", "take a look", "have a look",
+        "quick glance", "glance", "glance at", "quick scan", "scan through", "light read", "browse",
+        "flip through", "leaf through", "look over", "once-over", "once over", "quick pass",
+        "brief look", "cursory", "worth a look", "worth a glance", "worth a peek", "a peek",
+        "take a look", "have a look",
+        "粗略看看", "粗略浏览", "大致浏览", "大略看看", "大体看看", "随手翻翻", "顺手翻翻",
+        "瞄一下", "瞄瞄", "扫扫", "粗粗看", "快速看一下", "快速看看", "简单过一下", "快速过一下",
+        "skim-read", "speed-read", "a glimpse", "eyeball", "a light pass", "a fast pass",
+        "thumb through", "run your eyes over", "look it over", "cursory read", "a peek at",
     ),
     Meaning.CONCLUSION_ONLY: (
         # zh
-        "看结论", "只看结论", "了解结论", "知道结论", "记住结论", "结论即可", "看摘要",
-        "看个大概", "了解大意", "知道大意", "大意即可", "只需了解大意", "知道有这回事",
-        "知道即可", "知道就行", "知道就好", "了解即可", "了解就行", "了解就好", "留个印象",
-        "有个印象", "心里有数", "看要点", "要点即可", "看描述", "看说明", "看标题",
+        "看结论", "只看结论", "了解结论", "知道结论", "记住结论", "结论即可", "看摘要", "看个大概",
+        "了解大意", "知道大意", "大意即可", "只需了解大意", "知道有这回事", "知道即可", "知道就行",
+        "知道就好", "了解即可", "了解就行", "了解就好", "留个印象", "有个印象", "心里有数",
+        "看要点", "要点即可", "看描述", "看说明", "看标题",
         # en
         "the gist", "tl;dr", "tldr", "the takeaway", "the bottom line", "the headline",
-        "good to know", "worth knowing", "for awareness", "be aware", "fyi",
-        "the summary is", "the description is", "the changelog entry", "the release note",
-        "just the outcome", "only the outcome", "just the conclusion", "the conclusion is",
-        "read the description", "read the pr description", "read the summary",
-        "the description tells", "will care", "should know", "should be aware", "needs to know",
-        "need to know", "需要知道", "应该知道", "知道这件事", "just need to know",
-        "only need to know", "just want to know", "double-check", "double check",
-        "want a look", "may want to look", "short read", "easy read", "pleasant read",
-        "可看可不看", "可读可不读", "随意", "随便看看", "有空再看", "有空可以看看",
+        "good to know", "worth knowing", "for awareness", "be aware", "fyi", "the summary is",
+        "the description is", "the changelog entry", "the release note", "just the outcome",
+        "only the outcome", "just the conclusion", "the conclusion is", "read the description",
+        "read the pr description", "read the summary", "the description tells", "will care",
+        "should know", "should be aware", "needs to know", "need to know", "需要知道", "应该知道",
+        "知道这件事", "just need to know", "only need to know", "just want to know", "double-check",
+        "double check", "want a look", "may want to look", "short read", "easy read",
+        "pleasant read", "可看可不看", "可读可不读", "随意", "随便看看", "有空再看", "有空可以看看",
         "if you have time", "when you have time", "at your leisure", "optional reading",
         "skip the details", "skip the diff", "skip the code", "略过细节", "跳过细节",
-        "细节可以略过", "细节可略过", "细节不必看", "代码不用看",
+        "细节可以略过", "细节可略过", "细节不必看", "代码不用看", "至少要看懂", "至少看懂",
+        "至少要了解", "至少了解", "至少要知道", "至少知道", "至少看看", "至少要看看", "至少扫一眼",
+        "get by with", "make do with",
+        "知道有这么回事", "知道有这个", "留意一下", "知悉", "看下结论", "看看结论", "看个结论",
+        "只看摘要", "看看摘要", "know that it exists", "know it exists", "file it away", "heads-up",
+        "heads up",
     ),
     Meaning.NOT_NEEDED: (
         # zh
         "可略过", "可以略过", "略过", "可跳过", "可以跳过", "跳过", "无需阅读", "无需看",
-        "无需细看", "无需细读", "不必阅读", "不必看", "不用看", "不用读", "不必读",
-        "不需要看", "不需要读", "没必要看", "没必要读", "可以不看", "可不看", "不看也罢",
-        "不看也无妨", "不看也行", "不读也罢", "无需关注", "不必关注", "不用关注",
-        "不用点开", "不必打开", "无需打开", "没有阅读必要", "无需细究", "不必细究",
+        "无需细看", "无需细读", "不必阅读", "不必看", "不用看", "不用读", "不必读", "不需要看",
+        "不需要读", "没必要看", "没必要读", "可以不看", "可不看", "不看也罢", "不看也无妨",
+        "不看也行", "不读也罢", "无需关注", "不必关注", "不用关注", "不用点开", "不必打开",
+        "无需打开", "没有阅读必要", "无需细究", "不必细究",
         # en
-        "skip", "skipped", "skippable", "safe to skip", "no need to read",
-        "needn't read", "need not read", "don't need to read", "do not need to read",
-        "no need to look", "no need to open", "no action needed",
-        "give it a miss", "sit this one out", "pass on this", "you can pass", "not needed",
-        "won't miss anything", "will not miss anything", "not miss anything",
-        "lose nothing", "no reason to open", "no reason to read", "no reason to look",
-        "no point reading", "no point in reading", "skipping it", "skipping this",
-        "错过也无妨", "不会错过什么", "没理由看", "不用管", "不必管", "别管", "不用关心",
-        "不必关心", "不必点开", "无需点开", "没必要点开", "无需理会", "不用理会", "无须理会",
+        "skip", "skipped", "skippable", "safe to skip", "no need to read", "needn't read",
+        "need not read", "don't need to read", "do not need to read", "no need to look",
+        "no need to open", "no action needed", "give it a miss", "sit this one out", "pass on this",
+        "you can pass", "not needed", "won't miss anything", "will not miss anything",
+        "not miss anything", "lose nothing", "no reason to open", "no reason to read",
+        "no reason to look", "no point reading", "no point in reading", "skipping it",
+        "skipping this", "错过也无妨", "不会错过什么", "没理由看", "不用管", "不必管", "别管",
+        "不用关心", "不必关心", "不必点开", "无需点开", "没必要点开", "无需理会", "不用理会",
+        "无须理会", "不必跟", "不用跟", "无需跟进", "不必跟进", "不用跟进", "没必要跟",
+        "give it a pass", "take a pass", "pass on it", "let it go", "let this one go",
+        "let it slide", "let it pass", "not to read", "no need to follow",
+        "不用费心", "不必费心", "不用花时间", "不必花时间", "无需花时间", "省点时间",
+        "不看也没关系", "可以不读", "先放着", "直接划走", "不读也行", "不看也可以",
+        "feel free to skip", "don't bother", "do not bother", "needn't bother", "no need to bother",
+        "save your time", "save yourself the time", "spare yourself", "leave it be",
     ),
     Meaning.IGNORE: (
         # zh
         "可忽略", "可以忽略", "直接忽略", "忽略即可", "忽略它", "无视", "不用理", "不必理会",
         "不用在意", "无关紧要", "无足轻重",
         # en
-        "ignore", "ignored", "can be ignored", "disregard", "nothing to see",
-        "move along", "not for you", "is noise", "just noise", "it's noise",
-        "nothing for anyone", "nothing for you", "not for anyone", "nothing new for",
-        "a changelog line", "a footnote",
+        "ignore", "ignored", "can be ignored", "disregard", "nothing to see", "move along",
+        "not for you", "is noise", "just noise", "it's noise", "nothing for anyone",
+        "nothing for you", "not for anyone", "nothing new for", "a changelog line", "a footnote",
+        "与你无关", "和你无关", "跟你无关", "不必在意", "置之不理", "可无视", "tune out",
+        "doesn't concern you", "does not concern you", "not your concern", "of no concern",
+        "pay no attention", "doesn't affect you", "does not affect you",
     ),
     Meaning.NOT_WORTH: (
         # zh
         "不值得", "不值一读", "不值一看", "没有价值", "没什么价值", "没啥价值", "价值不大",
         "意义不大", "没有阅读价值", "无阅读价值", "阅读价值不大", "浪费时间",
         # en
-        "not worth", "isn't worth", "is not worth", "waste of time", "low value",
-        "little value",
+        "not worth", "isn't worth", "is not worth", "waste of time", "low value", "little value",
+        "得不偿失", "不划算", "性价比不高", "性价比低", "浪费精力", "白费时间", "不值当",
+        "不值一提", "没营养", "没有营养", "a waste of", "not a good use of", "poor use of",
+        "low payoff", "low-value",
     ),
     Meaning.NOTHING_TO_READ: (
         # zh
-        "没什么可读", "没有什么可读", "没啥可读", "没什么看头", "没啥看头", "没有看头",
-        "乏善可陈", "平淡无奇", "平平无奇", "没什么好看", "没什么可看", "没啥可看",
-        "没有什么可看", "there is nothing here", "there's nothing here", "nothing here for",
-        "没什么需要细看", "没有什么需要细看",
+        "没什么可读", "没有什么可读", "没啥可读", "没什么看头", "没啥看头", "没有看头", "乏善可陈",
+        "平淡无奇", "平平无奇", "没什么好看", "没什么可看", "没啥可看", "没有什么可看",
+        "there is nothing here", "there's nothing here", "nothing here for", "没什么需要细看",
+        "没有什么需要细看",
         # en
         "nothing to read", "not much to read", "little to read", "nothing much to see",
-        "nothing worth reading", "nothing of interest", "nothing interesting",
-        "not much here",
+        "nothing worth reading", "nothing of interest", "nothing interesting", "not much here",
+        "nothing here to read", "nothing here to see", "nothing here worth", "nothing to read here",
+        "nothing to look at", "is all there is", "that's all there is", "that is all there is",
+        "没什么可看的", "没有可看的",
+        "没什么内容", "没啥内容", "没什么干货", "没有干货", "没啥干货", "没什么新意", "毫无新意",
+        "没啥好说的", "没什么好说的", "无甚可看", "没什么亮点", "没有亮点", "nothing to it",
+        "not much to it", "nothing noteworthy", "nothing notable", "nothing remarkable",
+        "unremarkable", "nothing of note",
     ),
 }  # fmt: skip
 
@@ -305,7 +341,7 @@ _TO_READER_EN = re.compile(
 # Sufficiency idioms: "知道有这个参数就行", "只需要了解大意", "the summary is all you need".
 _ENOUGH_RE = re.compile(
     r"(?:只需要?|只要|只用|仅需)(?:知道|了解|记住|看)"
-    r"|(?:知道|了解|记住|看看|看一下|看下|瞄一下|留意|注意)[^,;:。!?]{0,14}?"
+    r"|(?:知道|了解|记住|看看|看一下|看下|看个|看一眼|瞄一下|瞄一眼|扫一眼|留意|注意)[^,;:。!?]{0,14}?"
     r"(?:就行|即可|就够|就好|足矣|就可以)"
 )
 # "the summary is all you need": found from its rare tail, then the noun before it.
@@ -319,14 +355,17 @@ _ENOUGH_HEAD_EN = re.compile(
 # "go through the fix carefully", "read the new scheduler closely"
 _THROUGH_RE = re.compile(
     r"\b(?:go|read|walk|work)\s+(?:through\s+)?[^.;,:]{0,25}?\b(?:carefully|closely|properly"
-    r"|thoroughly|in\s+detail|line\s+by\s+line)\b"
+    r"|thoroughly|in\s+detail|line\s+by\s+line|in\s+full|end\s+to\s+end|cover\s+to\s+cover)\b"
 )
 
 
 # Every match of the idiom patterns contains one of these.
 _ENOUGH_ANCHORS = ("就行", "即可", "就够", "就好", "足矣", "就可以", "只需", "只要", "只用", "仅需")
 _ENOUGH_ANCHORS_EN = ("enough", "all you need", "sufficient", "plenty")
-_THROUGH_ANCHORS = ("carefully", "closely", "properly", "thoroughly", "in detail", "line by line")
+_THROUGH_ANCHORS = (
+    "carefully", "closely", "properly", "thoroughly", "in detail", "line by line", "in full",
+    "end to end", "cover to cover",
+)  # fmt: skip
 
 
 def _terms() -> dict[str, Meaning]:
@@ -355,6 +394,23 @@ def _edges_ok(text: str, s: int, e: int) -> bool:
     if text[s] in _ASCII and s > 0 and text[s - 1] in _ASCII:
         return False
     return not (text[e - 1] in _ASCII and e < len(text) and text[e] in _ASCII)
+
+
+# Quoted wording and code are mentions, not statements: "the page now says 'recommended
+# model'" recommends nothing. A cue that is the whole quotation ('a "must read"') still counts.
+_QUOTED = re.compile(
+    r"(?<![a-z0-9])'[^'\n]{1,80}'(?![a-z0-9])|\"[^\"\n]{1,80}\"|`[^`\n]{1,80}`"
+    r"|\u201c[^\u201d\n]{1,80}\u201d|\u2018[^\u2019\n]{1,80}\u2019|\u300c[^\u300d\n]{1,80}\u300d"
+    r"|\u300e[^\u300f\n]{1,80}\u300f"
+)
+_QUOTE_CHARS = ("'", '"', "`", "\u201c", "\u2018", "\u300c", "\u300e")
+
+
+def _mentions(text: str, start: int, stop: int) -> list[tuple[int, int]]:
+    """Spans of quoted wording and code in `text[start:stop]`."""
+    if not any(map(text.__contains__, _QUOTE_CHARS)):
+        return []
+    return [m.span() for m in _QUOTED.finditer(text, start, stop)]
 
 
 # English words that start no phrase are consumed whole (dropped by the _BY_KEY lookup).
@@ -410,6 +466,18 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
                 a, b = head.start(), m.end()
                 found = [f for f in found if not (f[0] < b and a < f[1])]
                 found.append((a, b, ""))
+    quoted = _mentions(text, start, stop) if found else []
+    if quoted:
+        found = [
+            f
+            for f in found
+            if not any(
+                a <= f[0]
+                and f[1] <= b
+                and (text[a] == "`" or text[a + 1 : b - 1].strip() != text[f[0] : f[1]])
+                for a, b in quoted
+            )
+        ]
     found.sort()
     matches = found
     stops = [m.end() for m in _CLAUSE_STOP.finditer(text, start, stop)] if found else []

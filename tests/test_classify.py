@@ -31,8 +31,7 @@ def taxonomy() -> Taxonomy:
     return load_taxonomy()
 
 
-PROBES = ("dev3", "dev4", "dev5", "dev6")  # written to probe verdicts: coarser floors
-PROBE_VERDICT_ACCURACY = {"dev6": 0.75}
+PROBES = ("dev3", "dev4", "dev5")  # 40 notes each, written to probe verdicts: coarser floors
 
 
 @pytest.mark.parametrize("name", DEV_SETS)
@@ -42,8 +41,7 @@ def test_dev_set_quality(name: str, taxonomy: Taxonomy) -> None:
     print("\n" + result.line(name))
     sizes = {"seeds": 32, "dev": 60, "dev2": 76, "dev3": 40, "dev4": 40, "dev5": 40, "dev6": 68}
     assert len(notes) == sizes[name]
-    floor = DEV_VERDICT_ACCURACY - (0.05 if name in PROBES else 0)
-    assert result.verdict_accuracy >= PROBE_VERDICT_ACCURACY.get(name, floor)
+    assert result.verdict_accuracy >= DEV_VERDICT_ACCURACY - (0.05 if name in PROBES else 0)
     for slug, f1 in result.role_f1.items():
         floor = DEV_NAMED_F1 if slug in NAMED_ROLES else DEV_OTHER_F1
         if name in PROBES:
@@ -562,3 +560,95 @@ def test_hardware_and_words_are_not_model_names(title: str, taxonomy: Taxonomy) 
 )
 def test_server_templates_and_tools_are_frontend(title: str, taxonomy: Taxonomy) -> None:
     assert classify(title, "值得快速浏览。", taxonomy).primary_role == "frontend"
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "expected"),
+    [
+        ("Small scheduler change. Give it a pass.", Verdict.SKIP),
+        ("Small scheduler change; feel free to skip it.", Verdict.SKIP),
+        ("调度器的小改动，没什么内容，不用费心。", Verdict.SKIP),
+        ("The new preemption path is subtle: sit down with it.", Verdict.DEEP),
+        ("The new preemption path is subtle; read it in full.", Verdict.DEEP),
+        ("The new preemption path is subtle; go through it end to end.", Verdict.DEEP),
+        ("新的抢占路径很微妙，务必完整过一遍。", Verdict.DEEP),
+        ("调度器小改动，过一遍即可。", Verdict.SKIM),
+        ("调度器小改动，看个标题就够。", Verdict.SKIM),
+        ("You can get by with the description.", Verdict.SKIM),
+        ("Nothing here to read: a closed draft.", Verdict.SKIP),
+        ("The description is all there is; that's all there is to it.", Verdict.SKIP),
+    ],
+)
+def test_more_idioms_by_meaning(paragraph: str, expected: Verdict, taxonomy: Taxonomy) -> None:
+    assert classify("Scheduler tweak", paragraph, taxonomy).verdict is expected, paragraph
+
+
+def test_quoted_wording_is_not_a_verdict(taxonomy: Taxonomy) -> None:
+    paragraph = "The docs now say 'recommended setup' instead of 'default setup'. Nothing to it."
+    assert classify("Docs wording", paragraph, taxonomy).verdict is Verdict.SKIP
+    code = "Renames `must_read_all` to `read_all`. Nothing to it."
+    assert classify("Rename a flag", code, taxonomy).verdict is Verdict.SKIP
+    # a cue that is the whole quotation is the writer's own word
+    quoted = 'A "must read" for scheduler maintainers.'
+    assert classify("Scheduler rewrite", quoted, taxonomy).verdict is Verdict.DEEP
+
+
+def test_named_readers_and_everyone_else_together(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Add GGUF loading for a new architecture",
+        "If you maintain GGUF loading, the workaround list is a quick read; "
+        "model authors and everyone else, move along.",
+        taxonomy,
+    )
+    assert got.verdict is Verdict.SKIM
+    assert got.verdict_for("models") is Verdict.SKIP
+    assert got.verdict_for("frontend") is Verdict.SKIP
+
+
+def test_readers_named_by_work_in_two_clauses(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "[V1][Spec Decode] 支持新的草稿模型",
+        "做投机解码的同学请完整读一遍；写模型的同学至少要看懂新接口的约定。",
+        taxonomy,
+    )
+    assert got.verdict_for("spec-decode") is Verdict.DEEP
+    assert got.verdict_for("models") is Verdict.SKIM
+    got = classify(
+        "Fix MTP weight loading",
+        "Model maintainers, a skim suffices. Spec-decode readers can ignore it.",
+        taxonomy,
+    )
+    assert got.verdict_for("models") is Verdict.SKIM
+    assert got.verdict_for("spec-decode") is Verdict.SKIP
+
+
+def test_only_everyone_else_told_means_skip(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "AWQ loader handles int8 zero points",
+        "Only relevant if you debug AWQ loading; for everyone else, skip.",
+        taxonomy,
+    )
+    assert got.verdict is Verdict.SKIP
+    assert got.verdict_confidence is Confidence.LOW
+
+
+def test_others_told_with_a_plain_statement(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Accept audio URLs in chat messages",
+        "If you own the multimodal input path, it's a short read; for others it's a footnote.",
+        taxonomy,
+    )
+    assert got.verdict_for("multimodal") is Verdict.SKIM
+    assert got.verdict_for("kernels") is Verdict.SKIP
+
+
+def test_image_maintainers_are_release_readers(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Move the build stage to a newer base image",
+        "If you build the release images, dig into the new stage layout. "
+        "Everyone else can let it go.",
+        taxonomy,
+    )
+    assert got.roles == ("release-infra",)
+    assert got.verdict is Verdict.DEEP
+    assert got.verdict_for("models") is Verdict.SKIP
