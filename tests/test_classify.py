@@ -577,6 +577,10 @@ def test_server_templates_and_tools_are_frontend(title: str, taxonomy: Taxonomy)
         ("You can get by with the description.", Verdict.SKIM),
         ("Nothing here to read: a closed draft.", Verdict.SKIP),
         ("The description is all there is; that's all there is to it.", Verdict.SKIP),
+        ("Worth your while.", Verdict.DEEP),
+        ("Don't skim this one.", Verdict.DEEP),
+        ("无须阅读。", Verdict.SKIP),
+        ("Nothing actionable here.", Verdict.SKIP),
     ],
 )
 def test_more_idioms_by_meaning(paragraph: str, expected: Verdict, taxonomy: Taxonomy) -> None:
