@@ -2,8 +2,8 @@
 
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
-styles) and `dev6` (once held out as `unseen_v2`, now a development set; see
-fixtures/README.md).
+styles), `dev6` (once held out as `unseen_v2`, now a development set) and `unseen_v3`
+(held out, frozen: scored, never read for ideas; see fixtures/README.md).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
 splits its audience, every named group's verdict and the verdict of everyone else are
@@ -12,6 +12,7 @@ right too. Role scores allow a note's `maybe` roles without penalty.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from bot.ingest import parse_note_text
 from tests.fixtures_util import FIXTURES
 
 NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
+UNSEEN = "unseen_v3"
+UNSEEN_SHA256 = "cf7b3d7283c89adac2b291e4a91068183471786938e87cba138386ab26471384"
 DEV_SETS = ("seeds", "dev", "dev2", "dev3", "dev4", "dev5", "dev6")
 
 
@@ -57,6 +60,11 @@ def _labelled(row: dict[str, object], paragraph: str) -> Labelled:
     )
 
 
+def unseen_digest() -> str:
+    """sha256 of the frozen held-out file."""
+    return hashlib.sha256((FIXTURES / f"{UNSEEN}.jsonl").read_bytes()).hexdigest()
+
+
 def load_set(name: str) -> list[Labelled]:
     """The labelled notes of set `name`."""
     if name in ("seeds", "dev"):
@@ -67,7 +75,10 @@ def load_set(name: str) -> list[Labelled]:
                 paragraphs[note.title] = note.paragraph
         rows = _rows(FIXTURES / f"labels_{name}.jsonl")
         return [_labelled(r, paragraphs[str(r["title"])]) for r in rows]
-    return [_labelled(r, str(r["paragraph"])) for r in _rows(FIXTURES / f"labels_{name}.jsonl")]
+    if name == UNSEEN and unseen_digest() != UNSEEN_SHA256:
+        raise ValueError(f"{UNSEEN}.jsonl changed: it is no longer a held-out set")
+    path = FIXTURES / (f"{name}.jsonl" if name == UNSEEN else f"labels_{name}.jsonl")
+    return [_labelled(r, str(r["paragraph"])) for r in _rows(path)]
 
 
 @dataclass

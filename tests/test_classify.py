@@ -2,8 +2,10 @@
 
 The development sets (`seeds`, `dev`, `dev2`, `dev3`–`dev6`) were read while the vocabulary
 was written. `dev6` was held out as `unseen_v2` and scored 0.397 verdict accuracy before and
-0.750 after the verdict model by meaning classes (named-role macro-F1 1.000 both times); it
-was then used for development (see the README's *Classification* section).
+0.750 after the verdict model by meaning classes (named-role macro-F1 1.000 both times); its
+misses were then read, and it scores 0.985 now. `unseen_v3` is held out and frozen (its
+checksum is checked); it was scored once, in aggregate, when the rules were final, and is
+never read for ideas (see the README's *Classification* section).
 """
 
 from __future__ import annotations
@@ -16,14 +18,19 @@ from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.labelled import (
     DEV_SETS,
     NAMED_ROLES,
+    UNSEEN,
+    UNSEEN_SHA256,
     Labelled,
     load_set,
     score,
+    unseen_digest,
 )
 
 DEV_NAMED_F1 = 0.9
 DEV_OTHER_F1 = 0.8
 DEV_VERDICT_ACCURACY = 0.9
+UNSEEN_VERDICT_ACCURACY = 0.69  # achieved 0.697
+UNSEEN_NAMED_F1 = 0.93  # achieved 0.939
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +54,26 @@ def test_dev_set_quality(name: str, taxonomy: Taxonomy) -> None:
         if name in PROBES:
             floor -= 0.3
         assert f1 >= floor, f"{name}: {slug} F1 {f1:.2f} < {floor}"
+
+
+def test_unseen_v3_is_frozen() -> None:
+    assert unseen_digest() == UNSEEN_SHA256, f"{UNSEEN}.jsonl changed: it is no longer held out"
+
+
+def test_unseen_v3_score(taxonomy: Taxonomy) -> None:
+    """Aggregate scores only: the held-out notes are never printed one by one.
+
+    Scored once, when the rules were final: verdict accuracy 0.697 (main verdict alone
+    0.758), named-role macro-F1 (release-infra, moe-quant, multimodal) 0.939, over 66 notes.
+    The goal was 0.93 verdict accuracy and 0.95 named-role macro-F1; neither is met, and
+    nothing was tuned on the set to close the gap. The floors sit under the achieved score.
+    """
+    notes = load_set(UNSEEN)
+    assert len(notes) == 66
+    result = score(notes, build_classifier(taxonomy).classify, taxonomy.slugs)
+    print("\n" + result.line(UNSEEN))
+    assert result.verdict_accuracy >= UNSEEN_VERDICT_ACCURACY
+    assert result.named_macro_f1 >= UNSEEN_NAMED_F1
 
 
 def _split_notes(name: str) -> list[Labelled]:
