@@ -99,7 +99,10 @@ def check_roles(settings: Settings) -> str:
     try:
         taxonomy = load_taxonomy(settings.roles_file)
     except TaxonomyError as exc:
-        raise _CheckFailed(f"PRDIGEST_ROLES_FILE: {exc}") from None
+        raise _CheckFailed(
+            f"PRDIGEST_ROLES_FILE: {exc}: fix the file (its format is at the top of "
+            "bot/data/roles.toml) or the variable"
+        ) from None
     source = settings.roles_file or "the default taxonomy"
     return f"valid; {len(taxonomy.roles)} roles from {source}"
 

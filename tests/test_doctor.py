@@ -271,6 +271,15 @@ def test_a_sqlite_file_in_a_missing_folder_names_the_folder(
     assert f"its folder {folder} does not exist" in detail and "creates it" not in detail
 
 
+def test_a_missing_roles_file_says_what_to_fix(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PRDIGEST_ROLES_FILE", str(tmp_path / "roles.toml"))
+    _, _, checks = run_doctor()
+    detail = failures(checks)["settings"]
+    assert "roles.toml: not found" in detail and "fix the file" in detail
+
+
 def test_invalid_settings_stop_at_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRDIGEST_TIMEZONE", "Mars/Olympus")
     code, output, checks = run_doctor()
