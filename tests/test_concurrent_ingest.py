@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import sqlalchemy as sa
 
 from bot.store import Store
 from bot.store.schema import note_roles, notes
-from bot.store.sql import SCHEMA_HEAD
+from bot.store.sql import SCHEMA_HEAD, _sqlite_pragmas
 from tests.bench.corpus import write_corpus
 
 SCRIPT = Path(sys.executable).with_name("prdigest")
@@ -94,3 +96,34 @@ def test_processes_starting_on_a_fresh_sqlite_file_migrate_it_once(tmp_path: Pat
         assert version == SCHEMA_HEAD
     finally:
         store.close()
+
+
+def test_connections_switching_a_new_sqlite_file_to_wal_at_once_all_succeed(
+    tmp_path: Path,
+) -> None:
+    """SQLite refuses one of two simultaneous switches to WAL at once ("database is
+    locked") instead of waiting; the store's connection set-up must still succeed."""
+    failures: list[str] = []
+    modes: list[str] = []
+    for attempt in range(30):
+        path = tmp_path / f"new{attempt}.db"
+        connections = [sqlite3.connect(path, timeout=30, check_same_thread=False) for _ in "abc"]
+        barrier = threading.Barrier(len(connections))
+
+        def set_up(connection: sqlite3.Connection, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            try:
+                _sqlite_pragmas(connection, None)
+                modes.append(connection.execute("PRAGMA journal_mode").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                failures.append(str(exc))
+
+        threads = [threading.Thread(target=set_up, args=(c,)) for c in connections]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for connection in connections:
+            connection.close()
+    assert failures == []
+    assert modes == ["wal"] * 90

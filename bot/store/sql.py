@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+WAL_SWITCH_SECONDS = 30  # as long as the busy timeout
 SCHEMA_HEAD = "0006"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
@@ -143,10 +146,28 @@ def aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
+def _use_wal(cursor: Any) -> None:
+    """Switch to WAL, waiting for other processes doing the same.
+
+    Two connections switching a new file at once both hold a shared lock and both want the
+    exclusive one; SQLite answers one of them "database is locked" at once rather than call
+    the busy handler (waiting could deadlock). Its statement has ended, so it may retry.
+    """
+    deadline = time.monotonic() + WAL_SWITCH_SECONDS
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
+    _use_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA cache_size=-65536")  # 64 MiB: FTS merges and bulk ingest
