@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 
 from bot.store import Store
 from bot.store.ledger import Ledger
-from tests.fakeslack import FakeSlack
+from tests.fakeslack import Call, FakeSlack
 from tests.fixtures_util import seed_files
 
 CHANNEL = "C0DIGEST"
@@ -80,6 +81,10 @@ def hang_after_accepting(
 def all_parts(slack: FakeSlack) -> Counter[str]:
     calls = slack.accepted("chat.postMessage")
     return Counter(str(c.params["metadata"]["event_payload"]["part"]) for c in calls)
+
+
+def dm_calls(slack: FakeSlack) -> list[Call]:
+    return [c for c in slack.calls_for("chat.postMessage") if str(c.params["channel"])[:1] == "U"]
 
 
 def _nth(n: int) -> Predicate:
@@ -187,6 +192,10 @@ def test_killed_mid_fan_out_then_rerun_sends_each_dm_once(
         if first.poll() is None:
             first.kill()
             first.wait()
+    # The held DM and the requests queued behind it are recorded once the fake answers them.
+    deadline = time.monotonic() + 10
+    while len(dm_calls(slack)) < dms["n"] and time.monotonic() < deadline:
+        time.sleep(0.02)
     [run] = Ledger(store.engine).runs(CHANNEL)
     unrecorded = {p.part for p in Ledger(store.engine).parts(run.id) if p.kind == "dm" and not p.ts}
     assert set(all_parts(slack)) & unrecorded, "Slack has a DM the ledger has not recorded"
