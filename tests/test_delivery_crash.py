@@ -78,6 +78,24 @@ def hang_after_accepting(
     return accepted, release
 
 
+def post_killed_while_held(
+    slack: FakeSlack, when: Predicate, env: dict[str, str], cwd: Path
+) -> subprocess.Popen[str]:
+    """Run `prdigest post`, SIGKILL it while Slack holds the chosen message, then let go."""
+    accepted, release = hang_after_accepting(slack, when)
+    first = run_post(env, cwd)
+    try:
+        assert accepted.wait(60), "the run never reached the chosen message"
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
+    finally:
+        release.set()
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    return first
+
+
 def all_parts(slack: FakeSlack) -> Counter[str]:
     calls = slack.accepted("chat.postMessage")
     return Counter(str(c.params["metadata"]["event_payload"]["part"]) for c in calls)
@@ -112,17 +130,7 @@ def test_killed_between_messages_then_rerun_posts_each_part_once(
     # One DM sender: a held DM keeps the later ones unsent, so the rerun has parts to post.
     env["PRDIGEST_DM_CONCURRENCY"] = "1"
 
-    accepted, release = hang_after_accepting(slack, when)
-    first = run_post(env, tmp_path)
-    try:
-        assert accepted.wait(60), "the first run never reached the chosen message"
-        first.send_signal(signal.SIGKILL)
-        first.wait(30)
-    finally:
-        release.set()
-        if first.poll() is None:
-            first.kill()
-            first.wait()
+    first = post_killed_while_held(slack, when, env, tmp_path)
     assert first.returncode == -signal.SIGKILL
     before = sum(all_parts(slack).values())
 
@@ -181,17 +189,7 @@ def test_killed_mid_fan_out_then_rerun_sends_each_dm_once(
             dms["n"] += 1
         return dms["n"] == 6
 
-    accepted, release = hang_after_accepting(slack, sixth_dm)
-    first = run_post(env, tmp_path)
-    try:
-        assert accepted.wait(60), "the first run never reached the sixth DM"
-        first.send_signal(signal.SIGKILL)
-        first.wait(30)
-    finally:
-        release.set()
-        if first.poll() is None:
-            first.kill()
-            first.wait()
+    post_killed_while_held(slack, sixth_dm, env, tmp_path)
     # The held DM and the requests queued behind it are recorded once the fake answers them.
     deadline = time.monotonic() + 10
     while len(dm_calls(slack)) < dms["n"] and time.monotonic() < deadline:
