@@ -10,6 +10,7 @@ exposition (`bot.prometheus`). In Socket Mode the last two are served alone
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
@@ -184,9 +185,13 @@ class RunningServer:
         # closed fails inside waitress with a traceback.
         self.server.task_dispatcher.shutdown(cancel_pending=False, timeout=timeout)
         trigger = getattr(self.server, "trigger", None)
+        woken = False
         if trigger is not None and self.thread.is_alive():
-            trigger.pull_trigger(self.server.close)
-        else:
+            # The loop may have closed its trigger meanwhile: then close from here.
+            with contextlib.suppress(OSError):
+                trigger.pull_trigger(self.server.close)
+                woken = True
+        if not woken:
             self.server.close()
         self.thread.join(timeout)
 
