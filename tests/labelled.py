@@ -2,8 +2,9 @@
 
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
-styles), `dev6` (once held out as `unseen_v2`, now a development set) and `unseen_v3`
-(held out, frozen: scored, never read for ideas; see fixtures/README.md).
+styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
+sets), `dev8`–`dev11` (development notes by four more writers) and `unseen_v4`,
+`unseen_v5` (held out, frozen: scored, never read for ideas; see fixtures/README.md).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
 splits its audience, every named group's verdict and the verdict of everyone else are
@@ -23,9 +24,15 @@ from bot.ingest import parse_note_text
 from tests.fixtures_util import FIXTURES
 
 NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
-UNSEEN = "unseen_v3"
-UNSEEN_SHA256 = "cf7b3d7283c89adac2b291e4a91068183471786938e87cba138386ab26471384"
-DEV_SETS = ("seeds", "dev", "dev2", "dev3", "dev4", "dev5", "dev6")
+# Held-out sets and the sha256 each was frozen with.
+UNSEEN: dict[str, str] = {
+    "unseen_v4": "4c2f3d37e425c3cac7588187d54ff7129caff065f6519e8abc279241234f69c0",
+    "unseen_v5": "53de2f4d9df7dfba261483cc56829b54cbebf962f2db7514a2ed28ebb691275f",
+}
+DEV_SETS = (
+    "seeds", "dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10",
+    "dev11",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -60,9 +67,9 @@ def _labelled(row: dict[str, object], paragraph: str) -> Labelled:
     )
 
 
-def unseen_digest() -> str:
-    """sha256 of the frozen held-out file."""
-    return hashlib.sha256((FIXTURES / f"{UNSEEN}.jsonl").read_bytes()).hexdigest()
+def unseen_digest(name: str) -> str:
+    """sha256 of a frozen held-out file."""
+    return hashlib.sha256((FIXTURES / f"{name}.jsonl").read_bytes()).hexdigest()
 
 
 def load_set(name: str) -> list[Labelled]:
@@ -75,9 +82,9 @@ def load_set(name: str) -> list[Labelled]:
                 paragraphs[note.title] = note.paragraph
         rows = _rows(FIXTURES / f"labels_{name}.jsonl")
         return [_labelled(r, paragraphs[str(r["title"])]) for r in rows]
-    if name == UNSEEN and unseen_digest() != UNSEEN_SHA256:
-        raise ValueError(f"{UNSEEN}.jsonl changed: it is no longer a held-out set")
-    path = FIXTURES / (f"{name}.jsonl" if name == UNSEEN else f"labels_{name}.jsonl")
+    if name in UNSEEN and unseen_digest(name) != UNSEEN[name]:
+        raise ValueError(f"{name}.jsonl changed: it is no longer a held-out set")
+    path = FIXTURES / (f"{name}.jsonl" if name in UNSEEN else f"labels_{name}.jsonl")
     return [_labelled(r, str(r["paragraph"])) for r in _rows(path)]
 
 
