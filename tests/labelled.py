@@ -3,7 +3,7 @@
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
 styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
-sets), `dev8`–`dev18` (development notes by eleven more writers) and `unseen_v4`,
+sets), `dev8`–`dev25` (development notes by eighteen more writers) and `unseen_v4`,
 `unseen_v5` (held out, frozen: scored, never read for ideas; see fixtures/README.md).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
@@ -31,7 +31,8 @@ UNSEEN: dict[str, str] = {
 }
 DEV_SETS = (
     "seeds", "dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10",
-    "dev11", "dev12", "dev13", "dev14", "dev15", "dev16", "dev17", "dev18",
+    "dev11", "dev12", "dev13", "dev14", "dev15", "dev16", "dev17", "dev18", "dev19", "dev20",
+    "dev21", "dev22", "dev23", "dev24", "dev25",
 )  # fmt: skip
 
 
