@@ -474,8 +474,9 @@ class Classifier:
         if not roles and ci > 0:
             # "对做量化的同学来说，不值得精读": the readers are named in the clause before
             p_start, p_end = _segment(starts, len(text), ci - 1)
-            if not _SENTENCE_END.search(text, p_end - 1, p_end) and not any(
-                p_start <= c.start < p_end for c in cues
+            # ("内核同学精读；做缓存的同学只需留意边界，看结论就行": the same verdict goes on)
+            if not _SENTENCE_END.search(text, p_end - 1, p_end) and all(
+                c.verdict is cue.verdict for c in cues if p_start <= c.start < p_end
             ):
                 roles = self._audience_roles(text[p_start:p_end])[0]
         return roles or None
@@ -667,6 +668,9 @@ class Classifier:
         elif others_verdict is Verdict.SKIP:
             # "only relevant if you debug X; everyone else can skip it": no group is told
             # to read it, so the note's reader is everyone else
+            verdict, confidence = Verdict.SKIP, Confidence.LOW
+        elif named_verdicts and all(v is Verdict.SKIP for v in named_verdicts.values()):
+            # "做 ROCm 的同学也犯不着点开": the readers it names are told to skip it
             verdict, confidence = Verdict.SKIP, Confidence.LOW
         elif named_verdicts or others_verdict is not None:
             verdict, confidence = Verdict.SKIM, Confidence.LOW

@@ -182,6 +182,58 @@ def test_verdict_phrases(paragraph: str, expected: Verdict, taxonomy: Taxonomy) 
     assert classify("调度器小改动", paragraph, taxonomy).verdict is expected
 
 
+@pytest.mark.parametrize(
+    ("paragraph", "expected"),
+    [
+        # a reading verb done thoroughly
+        ("负责调度器的人要好好过一遍，抢占顺序全变了。", Verdict.DEEP),
+        ("改动分散在五个文件里，建议逐个文件读一遍。", Verdict.DEEP),
+        ("抢占逻辑那段一定要看明白再动手。", Verdict.DEEP),
+        ("对维护调度器的人来说，这是必修课。", Verdict.DEEP),
+        ("值得花一个下午把评审讨论梳理一遍。", Verdict.DEEP),
+        ("做调度的同学不读会后悔。", Verdict.DEEP),
+        ("别只看标题，默认值的变化藏在 diff 里。", Verdict.DEEP),
+        ("Scheduler owners should still study how the queue is rebuilt.", Verdict.DEEP),
+        ("Take this one slowly; the preemption order changed.", Verdict.DEEP),
+        ("Read the new queue once, carefully, before touching it.", Verdict.DEEP),
+        ("Learn the new harness properly, your next change is judged by it.", Verdict.DEEP),
+        ("If you own the engine loop, clear your afternoon for this.", Verdict.DEEP),
+        ("Keep it open in a second tab while reviewing the follow-up.", Verdict.DEEP),
+        # the same verbs limited to a part or to knowing
+        ("只需要看新增的那个配置项。", Verdict.SKIM),
+        ("读个大概，知道队列换了实现即可。", Verdict.SKIM),
+        ("Engine people only need the test file and the new flag.", Verdict.SKIM),
+        ("The scheduler crowd need only take in the motivation.", Verdict.SKIM),
+        ("Know the new flag exists; the rest is plumbing.", Verdict.SKIM),
+        ("Take the headline and leave it there.", Verdict.SKIM),
+        ("Queue maintainers may confine themselves to the design section.", Verdict.SKIM),
+        # skip a part, read another: the part wins
+        ("代码不用读，看那张对比表就够了。", Verdict.SKIM),
+        # negated need or relevance, for anyone or everybody
+        ("一次例行的重命名，谁都不需要做什么。", Verdict.SKIP),
+        ("这个草案已经关了，和谁都没关系。", Verdict.SKIP),
+        ("做调度的同学不必回头翻这个旧版本。", Verdict.SKIP),
+        ("后续版本已经重写了它，不读也无妨。", Verdict.SKIP),
+        ("旧的实现，可以直接划过去。", Verdict.SKIP),
+        ("A stale branch from last year; nobody needs it.", Verdict.SKIP),
+        ("It was abandoned months ago. Don't spend time on it.", Verdict.SKIP),
+        ("Queue code from the first release. Ancient history.", Verdict.SKIP),
+        ("Superseded by the rewrite. Move on.", Verdict.SKIP),
+        ("Closed without review. Pass.", Verdict.SKIP),
+        ("已关闭，后来被整体替换。不看。", Verdict.SKIP),
+        ("A renamed helper, 2/10 at most.", Verdict.SKIP),
+        ("CI 里的临时开关。必读指数：低。", Verdict.SKIP),
+        # a rhetorical question and a "not sure yet" are not directives
+        ("还没合，评论都是报错。要细看吗？不用，扫一眼标题就行。", Verdict.SKIM),
+        ("方向大概没错，但我没细看。做调度的先扫一眼。", Verdict.SKIM),
+        ("现在很难判断值不值得投入，先扫一眼思路。", Verdict.SKIM),
+        ("Still open. Skim the root-cause list now, read it properly once it lands.", Verdict.SKIM),
+    ],
+)
+def test_reading_constructions(paragraph: str, expected: Verdict, taxonomy: Taxonomy) -> None:
+    assert classify("调度器小改动", paragraph, taxonomy).verdict is expected
+
+
 def test_first_verdict_sentence_wins(taxonomy: Taxonomy) -> None:
     got = classify(
         "Scheduler tweak",
