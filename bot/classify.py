@@ -145,6 +145,8 @@ _AND_OTHERS = re.compile(
     r"|\band\s+(?:the\s+rest(?:\s+of\s+(?:us|you))?|all\s+others|other\s+readers)\b"
     r"|(?:和|与|以及|及)(?:其他人|其余的人|其他读者|其余读者|其他同学|别的人|大家)"
 )
+# "Even X ...", "就连 X 也...": the most concerned readers stand for everyone.
+_EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?)")
 # What may precede "其余读者", "everyone else" in its clause.
 _SUBJECT_LEAD = frozenset(
     {"", "而", "但", "但是", "不过", "对", "对于", "至于", "其中"}
@@ -449,6 +451,8 @@ class Classifier:
         after = CONTRAST.search(text, cue.end, c_end)
         if after is not None:
             c_end = after.start()
+        if _EVEN.match(text, c_start, cue.start):
+            return None  # "even ROCm maintainers only need the takeaway": said to everyone
         lo = max(c_start, cue.start - 40)
         subject = (
             _OTHERS_SUBJECT.search(text, lo, cue.start)
@@ -474,6 +478,8 @@ class Classifier:
         if not roles and ci > 0:
             # "对做量化的同学来说，不值得精读": the readers are named in the clause before
             p_start, p_end = _segment(starts, len(text), ci - 1)
+            if _EVEN.match(text, p_start, p_end):
+                return None
             # ("内核同学精读；做缓存的同学只需留意边界，看结论就行": the same verdict goes on)
             if not _SENTENCE_END.search(text, p_end - 1, p_end) and all(
                 c.verdict is cue.verdict for c in cues if p_start <= c.start < p_end

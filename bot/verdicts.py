@@ -339,168 +339,259 @@ _TO_READER_EN = re.compile(
 )
 
 
-# Sufficiency idioms: "知道有这个参数就行", "只需要了解大意", "the summary is all you need".
-_ENOUGH_RE = re.compile(
-    r"(?:只需要?|只要|只用|仅需)(?:知道|了解|记住|看)"
-    r"|(?:知道|了解|记住|看看|看一下|看下|看个|看一眼|瞄一下|瞄一眼|扫一眼|留意|注意)[^,;:。!?]{0,14}?"
-    r"(?:就行|即可|就够|就好|足矣|就可以)"
-)
 # "the summary is all you need": found from its rare tail, then the noun before it.
 _ENOUGH_TAIL_EN = re.compile(r"\b(?:is|are)\s+(?:enough|all\s+you\s+need|sufficient|plenty)\b")
 _ENOUGH_HEAD_EN = re.compile(
     r"\b(?:the\s+)?(?:summary|description|title|gist|takeaway|conclusion|headline|changelog"
     r"|release\s+notes?|pr\s+description|commit\s+message|outcome|result)\b[^.;]{0,40}$"
 )
+_ENOUGH_ANCHORS_EN = ("enough", "all you need", "sufficient", "plenty")
 
+# ---- constructions: grammar rather than fixed phrases, by what they mean
+#
+# Each construction is a family of patterns; every match of a pattern contains one of its
+# anchors, so a pattern runs only near its anchors (see `_idiom_matches`). English patterns
+# are checked for word edges after the match: a leading \b would slow the scan several times.
+_Alt = tuple[str, tuple[str, ...]]
 
-# "go through the fix carefully", "read the new scheduler closely"
-_THROUGH_RE = re.compile(
-    r"\b(?:go|read|walk|work)\s+(?:through\s+)?[^.;,:]{0,25}?\b(?:carefully|closely|properly"
-    r"|thoroughly|in\s+detail|line\s+by\s+line|in\s+full|end\s+to\s+end|cover\s+to\s+cover)\b"
+# Restriction: the reading is limited to a part or to knowing ("只需要看那一段", "读个大概",
+# "知道有这个开关就行", "only needs the test file", "may confine themselves to the design
+# section", "know the template exists", "the two-minute version").
+_LIMITED_ZH: tuple[_Alt, ...] = (
+    (
+        r"(?:只需要?|仅需要?|只用|只要|只管)(?:看|读|知道|了解|记住|扫|瞄|翻|留意|关注|对照|过)",
+        ("只需", "仅需", "只用", "只要", "只管"),
+    ),
+    (
+        r"(?:只|仅)(?:看|扫|读(?![写者模权属文副]))(?:一下|下|一眼|看)?",
+        ("只看", "只扫", "只读", "仅看", "仅扫", "仅读"),
+    ),
+    (
+        r"(?:看|读|了解|知道|扫|翻)个(?:大概|大意|结论|标题|思路|开头|要点)",
+        ("个大概", "个大意", "个结论", "个标题", "个思路", "个开头", "个要点"),
+    ),
+    (
+        r"(?:(?:看|读)(?![者来法起])|了解|知道|记住|翻一眼|翻翻|瞄一下|瞄一眼|扫一眼|扫下|留意|注意)"
+        r"[^,;:。!?]{0,14}?(?:就行|即可|就够|就好|足矣|就可以|就完了|便可|便是)",
+        ("就行", "即可", "就够", "就好", "足矣", "就可以", "就完了", "便可", "便是"),
+    ),
+    (r"扫(?:下|一下|两眼|几眼)", ("扫下", "扫一下", "扫两眼", "扫几眼")),
+)
+_LIMITED_EN: tuple[_Alt, ...] = (
+    (
+        r"(?:only|just)\s+needs?\s+(?:to\s+)?(?:know|see|read|check|look|skim|note|the|a|that"
+        r"|this)\b",
+        ("only need", "just need"),
+    ),
+    (
+        r"needs?\s+(?:only|just)\s+(?:to\s+)?(?:know|see|read|check|look|skim|note|take|the|a"
+        r"|that)\b",
+        ("need only", "need just", "needs only", "needs just"),
+    ),
+    (
+        r"(?:may|can|could)\s+(?:limit|confine|restrict)\s+(?:themselves|yourself|yourselves"
+        r"|itself)\s+to\b",
+        ("limit", "confine", "restrict"),
+    ),
+    (r"(?:can|may|could)\s+(?:get\s+by|make\s+do)\s+with\b", ("get by", "make do")),
+    (r"(?:should|will|would)\s+suffice\b", ("suffice",)),
+    (
+        r"(?:take|read|get|grab|check)\s+(?:the\s+)?(?:headline|title)\s+and\s+(?:leave|move"
+        r"|stop)\b",
+        ("headline", "title"),
+    ),
+    (
+        r"know\s+(?:that\s+)?(?:there\s+is\s+|there's\s+)?[^.;,:]{0,30}?\b(?:exists?|landed"
+        r"|moved|changed|is\s+there|was\s+added)\b",
+        ("know",),
+    ),
+    (r"from\s+the\s+(?:description|summary|title|headline)\s+alone\b", ("alone",)),
+    (r"(?:one|two|five|few)[\s-]minutes?(?:\s+version|\s+look|\s+read|\s+skim)\b", ("minute",)),
+    (r"give\s+it\s+a\s+(?:moment|minute)\b", ("give it a",)),
+    (r"glanc(?:e|es|ed|ing)\b", ("glanc",)),
 )
 
-
-# ---- constructions (grammar rather than fixed phrases), each with what it means
+# Negated need or relevance, for one reader or for everybody ("谁都不需要", "和谁都没关系",
+# "不必回头翻", "不读也无妨", "nobody needs it", "don't spend time on it", "ancient history").
+_UNNEEDED_ZH: tuple[_Alt, ...] = (
+    (
+        r"(?:不用|不必|无需|无须|用不着|不需要|没必要|犯不着|大可不必|毋须)"
+        r"(?:再|去|专门|特意|特地|回头|多|在此|在这上面)?"
+        r"(?:看|读|翻|打开|点开|关心|管|理会|关注|花|费|跟)",
+        ("不用", "不必", "无需", "无须", "用不着", "不需要", "没必要", "犯不着", "毋须"),
+    ),
+    (
+        r"(?:谁|任何人|大家|所有人)都(?:不需要|不用|不必|无需|没必要|用不着)",
+        ("谁都", "任何人都", "大家都", "所有人都"),
+    ),
+    (
+        r"(?:和|与|跟)(?:谁|任何人|大家)都?(?:没有?|无)关",
+        ("和谁", "与谁", "跟谁", "和任何人", "与任何人", "跟任何人", "和大家", "与大家", "跟大家"),
+    ),
+    (
+        r"不(?:读|看|点开|打开)(?:也|亦)(?:罢|无妨|行|可以|没关系|没事|不要紧|可)",
+        ("不读也", "不读亦", "不看也", "不看亦", "不点开也", "不打开也"),
+    ),
+    (
+        r"(?:大可|可以|可|尽可)(?:直接)?(?:绕开|绕过|搁置|划过去|划过|滑过去|划走|放一边|放一放)",
+        ("绕开", "绕过", "搁置", "划过", "滑过", "划走", "放一边", "放一放"),
+    ),
+    (
+        r"(?:直接)?划过去|别点(?:开)?|此处不赘|(?:正文|其余|其他)从略",
+        ("划过去", "别点", "不赘", "从略"),
+    ),
+)
+_UNNEEDED_EN: tuple[_Alt, ...] = (
+    (
+        r"(?:nobody|no\s+one|no-one)\s+(?:really\s+|actually\s+)?(?:needs?|has\s+to|must"
+        r"|should)\b",
+        ("nobody", "no one", "no-one"),
+    ),
+    (
+        r"(?:don't|do\s+not|no\s+need\s+to|needn't|never)\s+spend\s+(?:any\s+|much\s+|your\s+"
+        r"|more\s+)?(?:time|effort|energy|cycles)\b",
+        ("spend",),
+    ),
+    (r"(?:ancient|old)\s+history\b|old\s+news\b", ("history", "old news")),
+    (r"scroll(?:ing)?\s+(?:past|by|on)\b", ("scroll",)),
+    (r"let\s+(?:it|this|this\s+one)\s+go\s+by\b", ("go by",)),
+    (r"pass\s+(?:it|this|this\s+one)\s+by\b", ("pass it", "pass this")),
+    (r"can\s+wait\s+until\b", ("wait until",)),
+    (r"move\s+on\b", ("move on",)),
+    (r"leave\s+it\s+alone\b|leave\s+it\b(?=\s*[.;!]|\s*$)", ("leave it",)),
+    (
+        r"nothing\s+(?:here\s+)?for\s+(?:you|them|anyone)\b|have\s+nothing\s+to\s+take\b"
+        r"|will\s+find\s+nothing\b|nothing\s+to\s+take\s+from\b|nothingburger\b",
+        ("nothing",),
+    ),
+    (r"[0-3]\s*/\s*10\b", ("/10", "/ 10")),
+)
 
 # Intensity: a reading verb done thoroughly ("好好过一遍", "逐个文件读一遍", "要看明白",
-# "take this one slowly", "read it once, carefully", "learn the harness properly").
-_DEPTH_ZH = re.compile(
-    r"(?:好好|仔细|认真|完整|细细|踏踏实实|老老实实|从头到尾|一字不落)地?(?:过一遍|过一下|读|看|研究|琢磨"
-    r"|啃|对待|核对|推敲|梳理)"
-    r"|逐(?:个|一|条|项|段|行|句|字|页|处|块|个文件|份文件)[^,;:。!?]{0,6}?(?:读|看|过|审|核对|推敲|检查|对照)"
-    r"|(?:看|读|弄|搞|想)(?:明白|清楚|透彻)"
-    r"|(?:应该|应当|建议|要|得|必须|务必|最好|都)[^,;:。!?]{0,12}?(?:读|看)(?:完|透)"
-    r"|不(?:读|看)(?:会|就会|准|一定会)?后悔"
-    r"|(?:别|不要|不能|不宜|不该|不应|不可)(?:只|光|仅)(?:看|读|扫)"
-    r"|(?:必修|必备|必读|必看)(?:课|篇|材料|清单)"
-    r"|花(?:一|半|整|个)?(?:个)?(?:下午|上午|晚上|半天|一天|整天)"
+# "必修课", "take this one slowly", "read it once, carefully", "learn the harness properly",
+# "clear your afternoon", "keep it open in a second tab").
+_DEPTH_ZH: tuple[_Alt, ...] = (
+    (
+        r"(?:好好|仔细|认真|完整|细细|踏踏实实|老老实实|从头到尾|一字不落)地?"
+        r"(?:过一遍|过一下|读|看|研究|琢磨|啃|对待|核对|推敲|梳理)",
+        ("好好", "仔细", "认真", "完整", "细细", "踏踏实实", "老老实实", "从头到尾", "一字不落"),
+    ),
+    (
+        r"逐(?:个|一|条|项|段|行|句|字|页|处|块|个文件|份文件)[^,;:。!?]{0,6}?"
+        r"(?:读|看|过|审|核对|推敲|检查|对照)",
+        ("逐",),
+    ),
+    (r"(?:看|读|弄|搞|想)(?:明白|清楚|透彻)", ("明白", "清楚", "透彻")),
+    (
+        r"(?:应该|应当|建议|要|得|必须|务必|最好|都)[^,;:。!?]{0,12}?(?:读|看)(?:完|透)",
+        ("读完", "看完", "读透", "看透"),
+    ),
+    (r"不(?:读|看)(?:会|就会|准|一定会)?后悔", ("后悔",)),
+    (
+        r"(?:别|不要|不能|不宜|不该|不应|不可)(?:只|光|仅)(?:看|读|扫)",
+        ("只看", "只读", "只扫", "光看", "光读", "光扫", "仅看", "仅读", "仅扫"),
+    ),
+    (r"(?:必修|必备)(?:课|篇|材料|清单)", ("必修", "必备")),
+    (
+        r"花(?:一|半|整|个)?(?:个)?(?:下午|上午|晚上|半天|一天|整天)",
+        ("下午", "上午", "晚上", "半天", "一天", "整天"),
+    ),
 )
-_DEPTH_EN = re.compile(
-    r"(?:go|read|walk|work|study|learn|review|trace|step|take)\s+(?:through\s+)?[^.;:]{0,25}?,?\s*"
-    r"(?:slowly|attentively|with\s+care|in\s+depth)\b"
-    r"|(?:read|study|learn|review)\s+(?:it|this|them|these|the\s+\w+(?:\s+\w+)?)\s+(?:once|twice),?"
-    r"\s+(?:carefully|closely|properly|thoroughly)\b"
-    r"|(?:study|learn|understand|master)\s+[^.;,:]{0,25}?\b(?:properly|carefully|closely|thoroughly)\b"
-    r"|(?:should|must|need\s+to|needs\s+to|have\s+to|has\s+to|ought\s+to|will\s+want\s+to"
-    r"|would\s+do\s+well\s+to|had\s+better|'d\s+better)\s+(?:still\s+|really\s+|actually\s+|definitely"
-    r"\s+|also\s+|absolutely\s+)?(?:read|study|go\s+through|work\s+through|dig\s+into|pore\s+over)\b"
-    r"|(?:the\s+whole|an|your|a\s+full|the)\s+afternoon\b|clear\s+your\s+(?:afternoon|calendar"
-    r"|schedule|morning|evening)\b|block\s+(?:out\s+)?(?:an\s+hour|time|an\s+afternoon)\b"
-    r"|(?:eyes|eyeballs)[\s-]on[\s-]every[\s-]line\b|every-line\b"
-    r"|(?:open|opened)\s+in\s+a\s+(?:second|separate|side|spare)\s+tab\b"
-    r"|(?:keep|have)\s+(?:it|this)\s+open\s+(?:next\s+to|beside|alongside)\b"
-    r"|the\s+one\s+to\s+(?:read|study)\b|no\s+reason\s+not\s+to\s+read\b"
-    r"|not\s+something\s+(?:to|you\s+can)\s+(?:skim|skip)\b"
+_DEPTH_EN: tuple[_Alt, ...] = (
+    # "go through the fix carefully", "read the new scheduler closely"
+    (
+        r"(?:go|read|walk|work)\s+(?:through\s+)?[^.;,:]{0,25}?\b(?:carefully|closely|properly"
+        r"|thoroughly|in\s+detail|line\s+by\s+line|in\s+full|end\s+to\s+end|cover\s+to\s+cover)\b",
+        (
+            "carefully",
+            "closely",
+            "properly",
+            "thoroughly",
+            "in detail",
+            "line by line",
+            "in full",
+            "end to end",
+            "cover to cover",
+        ),
+    ),
+    (
+        r"(?:go|read|walk|work|study|learn|review|trace|step|take)\s+(?:through\s+)?[^.;:]{0,25}?"
+        r",?\s*(?:slowly|attentively|with\s+care|in\s+depth)\b",
+        ("slowly", "attentively", "with care", "in depth"),
+    ),
+    (
+        r"(?:read|study|learn|review)\s+(?:it|this|them|these|the\s+\w+(?:\s+\w+)?)\s+"
+        r"(?:once|twice),?\s+(?:carefully|closely|properly|thoroughly)\b",
+        ("once", "twice"),
+    ),
+    (
+        r"(?:study|learn|understand|master)\s+[^.;,:]{0,25}?\b(?:properly|carefully|closely"
+        r"|thoroughly)\b",
+        ("properly", "carefully", "closely", "thoroughly"),
+    ),
+    (
+        r"(?:should|must|need\s+to|needs\s+to|have\s+to|has\s+to|ought\s+to|will\s+want\s+to"
+        r"|would\s+do\s+well\s+to|had\s+better|'d\s+better)\s+(?:still\s+|really\s+|actually\s+"
+        r"|definitely\s+|also\s+|absolutely\s+)?(?:read|study|go\s+through|work\s+through"
+        r"|dig\s+into|pore\s+over)\b",
+        (
+            "should",
+            "must",
+            "need to",
+            "needs to",
+            "have to",
+            "has to",
+            "ought",
+            "want to",
+            "do well",
+            "better",
+        ),
+    ),
+    (r"(?:the\s+whole|an|your|a\s+full|the)\s+afternoon\b", ("afternoon",)),
+    (r"clear\s+your\s+(?:afternoon|calendar|schedule|morning|evening)\b", ("clear your",)),
+    (
+        r"block\s+(?:out\s+)?(?:an\s+hour|time|an\s+afternoon)\b",
+        ("block out", "block an", "block time"),
+    ),
+    (
+        r"(?:eyes|eyeballs)[\s-]on[\s-]every[\s-]line\b|every-line\b",
+        ("on every", "on-every", "every-line"),
+    ),
+    (
+        r"(?:open|opened)\s+in\s+a\s+(?:second|separate|side|spare)\s+tab\b",
+        ("second tab", "separate tab", "side tab", "spare tab"),
+    ),
+    (
+        r"(?:keep|have)\s+(?:it|this)\s+open\s+(?:next\s+to|beside|alongside)\b",
+        ("open next", "open beside", "open alongside"),
+    ),
+    (r"the\s+one\s+to\s+(?:read|study)\b", ("the one to",)),
+    (r"no\s+reason\s+not\s+to\s+read\b", ("no reason not",)),
+    (r"not\s+something\s+(?:to|you\s+can)\s+(?:skim|skip)\b", ("not something",)),
 )
-_DEPTH_ANCHORS_ZH = (
-    "好好", "仔细", "认真", "完整", "细细", "踏踏实实", "老老实实", "从头到尾", "一字不落",
-    "逐", "明白", "清楚", "透彻", "读完", "看完", "读透", "看透", "后悔", "只看", "只读",
-    "只扫", "光看", "光读", "光扫", "仅看", "仅读", "仅扫", "必修", "必备", "下午", "上午",
-    "晚上", "半天", "一天", "整天",
-)  # fmt: skip
-_DEPTH_ANCHORS_EN = (
-    "slowly", "attentively", "with care", "in depth", "once", "twice", "properly", "carefully",
-    "closely", "thoroughly", "should", "must", "need to", "needs to", "have to", "has to",
-    "ought", "want to", "do well", "better", "afternoon", "clear your", "block out", "block an",
-    "block time", "every-line", "second tab", "separate tab", "side tab", "spare tab",
-    "open next", "open beside", "open alongside", "the one to", "no reason not",
-    "not something",
-)  # fmt: skip
 
-# Restriction: the reading is limited to a part or to knowing ("only needs the test file",
-# "need only take in the motivation", "may confine themselves to the design section",
-# "know the template exists", "读个大概", "只需要看那一段").
-_LIMITED_ZH = re.compile(
-    r"(?:只需要?|仅需要?|只用|只要|只管)(?:看|读|知道|了解|记住|扫|瞄|翻|留意|关注|对照|过)"
-    r"|(?:只|仅)(?:看|扫|读(?![写者模权属文副]))(?:一下|下|一眼|看)?"
-    r"|(?:看|读|了解|知道|扫|翻)个(?:大概|大意|结论|标题|思路|开头|要点)"
-    r"|(?:(?:看|读)(?![者来法起])|了解|知道|记住|翻一眼|翻翻|瞄一下|瞄一眼|扫一眼|扫下|留意|注意)"
-    r"[^,;:。!?]{0,14}?(?:就行|即可|就够|就好|足矣|就可以|就完了|便可|便是)"
-    r"|扫(?:下|一下|两眼|几眼)"
-)
-_LIMITED_EN = re.compile(
-    r"(?:only|just)\s+needs?\s+(?:to\s+)?(?:know|see|read|check|look|skim|note|the|a|that|this)\b"
-    r"|needs?\s+(?:only|just)\s+(?:to\s+)?(?:know|see|read|check|look|skim|note|take|the|a|that)\b"
-    r"|(?:may|can|could)\s+(?:limit|confine|restrict)\s+(?:themselves|yourself|yourselves|itself)\s+to\b"
-    r"|(?:can|may|could)\s+(?:get\s+by|make\s+do)\s+with\b"
-    r"|(?:should|will|would)\s+suffice\b"
-    r"|(?:take|read|get|grab|check)\s+(?:the\s+)?(?:headline|title)\s+and\s+(?:leave|move|stop)\b"
-    r"|know\s+(?:that\s+)?(?:there\s+is\s+|there's\s+)?[^.;,:]{0,30}?\b(?:exists?|landed|moved"
-    r"|changed|is\s+there|was\s+added)\b"
-    r"|from\s+the\s+(?:description|summary|title|headline)\s+alone\b"
-    r"|(?:one|two|five|few)[\s-]minutes?(?:\s+version|\s+look|\s+read|\s+skim)\b"
-    r"|give\s+it\s+a\s+(?:moment|minute)\b"
-    r"|glance\b|glancing\b"
-)
-_LIMITED_ANCHORS_ZH = (
-    "只需", "只要", "只用", "只管", "只看", "只扫", "只读", "仅需", "仅看", "仅扫", "仅读",
-    "大概", "大意", "结论", "标题", "思路", "开头", "要点", "就行", "即可", "就够", "就好",
-    "足矣", "就可以", "就完了", "便可", "便是", "扫",
-)  # fmt: skip
-_LIMITED_ANCHORS_EN = (
-    "only need", "just need", "need only", "need just", "needs only", "needs just", "limit",
-    "confine", "restrict", "get by", "make do", "suffice", "headline and", "title and", "know",
-    "alone", "minute", "moment", "glanc",
-)  # fmt: skip
-
-# Negated need or relevance, for one reader or for everybody ("nobody needs it",
-# "谁都不需要", "和谁都没关系", "don't spend time on it", "不必回头翻", "不读也无妨").
-_UNNEEDED_ZH = re.compile(
-    r"(?:不用|不必|无需|无须|用不着|不需要|没必要|犯不着|大可不必|毋须)(?:再|去|专门|特意|特地|回头|多|在此|在这上面)?"
-    r"(?:看|读|翻|打开|点开|关心|管|理会|关注|花|费|跟)"
-    r"|(?:谁|任何人|大家|所有人)都(?:不需要|不用|不必|无需|没必要|用不着)"
-    r"|(?:和|与|跟)(?:谁|任何人|大家)都?(?:没有?|无)关"
-    r"|不(?:读|看|点开|打开)(?:也|亦)(?:罢|无妨|行|可以|没关系|没事|不要紧|可)"
-    r"|(?:大可|可以|可|尽可)(?:直接)?(?:绕开|绕过|搁置|划过去|划过|滑过去|划走|放一边|放一放)"
-    r"|(?:直接)?划过去|别点(?:开)?|此处不赘|(?:正文|其余|其他)从略"
-)
-_UNNEEDED_EN = re.compile(
-    r"(?:nobody|no\s+one|no-one)\s+(?:really\s+|actually\s+)?(?:needs?|has\s+to|must|should)\b"
-    r"|(?:don't|do\s+not|no\s+need\s+to|needn't|never)\s+spend\s+(?:any\s+|much\s+|your\s+|more\s+)?"
-    r"(?:time|effort|energy|cycles)\b"
-    r"|(?:ancient|old)\s+history\b|old\s+news\b"
-    r"|scroll(?:ing)?\s+(?:past|by|on)\b|let\s+(?:it|this|this\s+one)\s+go\s+by\b"
-    r"|pass\s+(?:it|this|this\s+one)\s+by\b|can\s+wait\s+until\b"
-    r"|move\s+on\b|leave\s+it\s+alone\b|leave\s+it\b(?=\s*[.;!]|\s*$)"
-    r"|nothing\s+(?:here\s+)?for\s+(?:you|them|anyone)\b|have\s+nothing\s+to\s+take\b"
-    r"|will\s+find\s+nothing\b|nothing\s+to\s+take\s+from\b|nothingburger\b"
-    r"|[0-3]\s*/\s*10\b"
-)
-_UNNEEDED_ANCHORS_ZH = (
-    "不用", "不必", "无需", "无须", "用不着", "不需要", "没必要", "犯不着", "毋须", "谁",
-    "任何人", "大家", "所有人", "不读", "不看", "不点开", "不打开", "绕开", "绕过", "搁置",
-    "划过", "滑过", "划走", "放一", "别点", "不赘", "从略",
-)  # fmt: skip
-_UNNEEDED_ANCHORS_EN = (
-    "nobody", "no one", "no-one", "spend", "history", "old news", "scroll", "go by", "pass it",
-    "pass this", "wait until", "move on", "leave it", "nothing", "/10", "/ 10",
-)  # fmt: skip
-# A bare "pass", "不看" that is the whole of its clause, or after "otherwise", "can".
-_BARE_SKIP = re.compile(
-    r"pass(?:\s+(?:on\s+it|on\s+this|over(?:\s+it|\s+this)?))?\s*(?=$|[.;:!?,])"
-    r"|(?:不看|不读|略过|跳过|这个略|这篇略|此篇略|略)\s*(?=[。.!;]|$)"
-)
-_BARE_LEAD = re.compile(r"(?:\b(?:otherwise|else|can|may|could|just|safely)\s+|[.;:!?,。]\s*)$")
-_BARE_ANCHORS = ("pass", "不看", "不读", "略。", "略.", "略!", "略;", "跳过")
 # A rating instead of a directive: "必读指数：低", "priority: high".
-_RATING = re.compile(
-    r"(?:必读|推荐|阅读)(?:指数|程度|等级|优先级)\s*[:：]?\s*(低|中|高|一般|极高|很高|很低)"
-    r"|\b(?:priority|importance|read-worthiness)\s*[:=]\s*(low|medium|high)\b"
+_RATING: tuple[_Alt, ...] = (
+    (
+        r"(?:必读|推荐|阅读)(?:指数|程度|等级|优先级)\s*[:：]?\s*(低|中|高|一般|极高|很高|很低)"
+        r"|(?:priority|importance|read-worthiness)\s*[:=]\s*(low|medium|high)\b",
+        ("指数", "程度", "等级", "优先级", "priority", "importance", "worthiness"),
+    ),
 )
-_RATING_ANCHORS = ("指数", "程度", "等级", "优先级", "priority", "importance", "worthiness")
 _RATING_MEANING = {
     "低": "skip", "很低": "skip", "一般": "skim", "中": "skim", "高": "deep", "很高": "deep",
     "极高": "deep", "low": "skip", "medium": "skim", "high": "deep",
 }  # fmt: skip
 
-# Every match of the idiom patterns contains one of these.
-_ENOUGH_ANCHORS = ("就行", "即可", "就够", "就好", "足矣", "就可以", "只需", "只要", "只用", "仅需")
-_ENOUGH_ANCHORS_EN = ("enough", "all you need", "sufficient", "plenty")
-_THROUGH_ANCHORS = (
-    "carefully", "closely", "properly", "thoroughly", "in detail", "line by line", "in full",
-    "end to end", "cover to cover",
-)  # fmt: skip
-
+# A bare "pass", "不看" that is the whole of its clause, or after "otherwise", "can".
+_BARE: tuple[_Alt, ...] = (
+    (r"pass(?:\s+(?:on\s+it|on\s+this|over(?:\s+it|\s+this)?))?\s*(?=$|[.;:!?,])", ("pass",)),
+    (
+        r"(?:不看|不读|略过|跳过|这个略|这篇略|此篇略|略)\s*(?=[。.!;]|$)",
+        ("不看", "不读", "略。", "略.", "略!", "略;", "跳过"),
+    ),
+)
+_BARE_LEAD = re.compile(r"(?:\b(?:otherwise|else|can|may|could|just|safely)\s+|[.;:!?,。]\s*)$")
 
 # Idiom matches carry a marker instead of a phrase; the marker says what they mean.
 _SKIP_MARK = "\t"
@@ -511,22 +602,42 @@ _MARKED: dict[str, Meaning] = {
     _SKIP_MARK: Meaning.NOT_NEEDED,
 }
 _RATING_MARK = {"deep": _DEEP_MARK, "skim": "", "skip": _SKIP_MARK}
-# Later patterns win where matches overlap ("别只看标题" over "只看").
-_IDIOMS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
-    (_ENOUGH_RE, "", _ENOUGH_ANCHORS),
-    (_LIMITED_ZH, "", _LIMITED_ANCHORS_ZH),
-    (_LIMITED_EN, "", _LIMITED_ANCHORS_EN),
-    (_UNNEEDED_ZH, _SKIP_MARK, _UNNEEDED_ANCHORS_ZH),
-    (_UNNEEDED_EN, _SKIP_MARK, _UNNEEDED_ANCHORS_EN),
-    (_THROUGH_RE, _DEEP_MARK, _THROUGH_ANCHORS),
-    (_DEPTH_ZH, _DEEP_MARK, _DEPTH_ANCHORS_ZH),
-    (_DEPTH_EN, _DEEP_MARK, _DEPTH_ANCHORS_EN),
-    (_RATING, _SKIP_MARK, _RATING_ANCHORS),
-    (_BARE_SKIP, _SKIP_MARK, _BARE_ANCHORS),
+# Families in order: a later family wins where matches overlap ("别只看标题" over "只看").
+_FAMILIES: tuple[tuple[tuple[_Alt, ...], str], ...] = (
+    (_LIMITED_ZH, ""),
+    (_LIMITED_EN, ""),
+    (_UNNEEDED_ZH, _SKIP_MARK),
+    (_UNNEEDED_EN, _SKIP_MARK),
+    (_DEPTH_ZH, _DEEP_MARK),
+    (_DEPTH_EN, _DEEP_MARK),
+    (_RATING, ""),
+    (_BARE, _SKIP_MARK),
 )
-# English idioms start at a word edge (checked after the match: a leading \b in the pattern
-# would make the scan several times slower).
-_EDGED = frozenset({_LIMITED_EN, _UNNEEDED_EN, _DEPTH_EN, _BARE_SKIP})
+_EDGED_FAMILIES = (_LIMITED_EN, _UNNEEDED_EN, _DEPTH_EN, _BARE)
+
+
+@dataclass(frozen=True)
+class _Idiom:
+    pattern: re.Pattern[str]
+    marker: str
+    anchors: tuple[str, ...]
+    edged: bool  # must start and end at a word edge
+    rating: bool
+    bare: bool
+
+
+_IDIOMS = tuple(
+    _Idiom(
+        re.compile(pattern),
+        marker,
+        anchors,
+        any(family is f for f in _EDGED_FAMILIES),
+        family is _RATING,
+        family is _BARE,
+    )
+    for family, marker in _FAMILIES
+    for pattern, anchors in family
+)
 
 
 _REACH = 60  # no idiom match reaches further than this from its anchor
@@ -536,8 +647,8 @@ _REACH_ZH = 24  # ...or this from a Chinese anchor
 def _anchor_table() -> dict[str, frozenset[int]]:
     """Anchor (without spaces) -> the idioms whose matches may contain it."""
     own: dict[str, set[int]] = {}
-    for index, (_pattern, _marker, anchors) in enumerate(_IDIOMS):
-        for anchor in anchors:
+    for index, idiom in enumerate(_IDIOMS):
+        for anchor in idiom.anchors:
             own.setdefault("".join(anchor.split()), set()).add(index)
     return {
         key: frozenset(i for other, idioms in own.items() if other in key for i in idioms)
@@ -546,32 +657,18 @@ def _anchor_table() -> dict[str, frozenset[int]]:
 
 
 _ANCHORS = _anchor_table()
-_ANCHOR_RE = re.compile(
-    trie_regex(sorted({a for _p, _m, anchors in _IDIOMS for a in anchors}), skip_words=True)
-)
 
 
-def _idiom_matches(text: str, start: int, stop: int) -> Iterator[tuple[int, re.Match[str]]]:
-    """(idiom index, match) of every idiom in `text[start:stop]`, idiom by idiom.
+def _idiom_matches(
+    text: str, near: dict[int, list[tuple[int, int]]], stop: int
+) -> Iterator[tuple[_Idiom, re.Match[str]]]:
+    """(idiom, match) of every idiom, idiom by idiom, scanning only `near` its anchors.
 
-    One scan finds the anchors; an idiom's pattern then runs only near its anchors,
-    which is much cheaper than running every many-branch pattern over the whole note.
+    `near` holds, per idiom, the text windows around its anchors in order: running a
+    pattern only there is much cheaper than running every pattern over the whole note.
     """
-    near: dict[int, list[tuple[int, int]]] = {}
-    anchors = _ANCHORS
-    for m in _ANCHOR_RE.finditer(text, start, stop):
-        idioms = anchors.get(m.group())
-        if idioms is None:
-            idioms = anchors.get("".join(m.group().split()))
-            if idioms is None:
-                continue  # an English word skipped whole
-        s, e = m.span()
-        reach = _REACH if text[s] in ASCII_ALNUM else _REACH_ZH
-        window = (max(start, s - reach), min(stop, e + reach))
-        for index in idioms:
-            near.setdefault(index, []).append(window)
     for index in sorted(near):
-        pattern = _IDIOMS[index][0]
+        idiom = _IDIOMS[index]
         windows = near[index]
         lo, hi = windows[0]
         last = lo
@@ -579,9 +676,9 @@ def _idiom_matches(text: str, start: int, stop: int) -> Iterator[tuple[int, re.M
             if a <= hi:
                 hi = max(hi, b)
                 continue
-            for m in pattern.finditer(text, max(lo, last), hi):
+            for m in idiom.pattern.finditer(text, max(lo, last), hi):
                 last = m.end()
-                yield index, m
+                yield idiom, m
             lo, hi = a, b
 
 
@@ -603,6 +700,12 @@ def _cue_key(matched: str) -> str:
 
 # Phrases by their spelling without spaces: the trie lets "close read" match "closeread".
 _BY_KEY = {_cue_key(p): p for p in TERMS}
+# What one scan finds: key -> (the phrase it is, or None; the idioms anchored in it). Idiom
+# anchors share the phrase scan (no anchor starts with a shorter phrase, so none hides one).
+_HITS: dict[str, tuple[str | None, frozenset[int]]] = {
+    key: (_BY_KEY.get(key), frozenset().union(*(i for a, i in _ANCHORS.items() if a in key)))
+    for key in {*_BY_KEY, *_ANCHORS}
+}
 _WEAK_KEYS = frozenset(_cue_key(p) for p in WEAK_SKIP)
 
 
@@ -631,7 +734,9 @@ def _mentions(text: str, start: int, stop: int) -> list[tuple[int, int]]:
 
 
 # English words that start no phrase are consumed whole (dropped by the _BY_KEY lookup).
-_CUE_RE = re.compile(trie_regex(TERMS, skip_words=True))
+_CUE_RE = re.compile(
+    trie_regex([*TERMS, *(a for idiom in _IDIOMS for a in idiom.anchors)], skip_words=True)
+)
 _WEAK_RE = re.compile(trie_regex(WEAK_SKIP))
 
 
@@ -653,27 +758,34 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
     stop = len(text) if end is None else end
     previous_end = start
     found: list[tuple[int, int, str]] = []
-    by_key = _BY_KEY
+    hits = _HITS
+    near: dict[int, list[tuple[int, int]]] = {}
     for m in _CUE_RE.finditer(text, start, stop):
         matched = m.group()
-        phrase = by_key.get(matched)
-        if phrase is None:
+        hit = hits.get(matched)
+        if hit is None:
             if matched.isalnum():
                 continue  # an English word skipped whole
-            phrase = by_key.get(_cue_key(matched))
-            if phrase is None:
+            hit = hits.get(_cue_key(matched))
+            if hit is None:
                 continue
+        phrase, idioms = hit
         s, e = m.span()
-        if _edges_ok(text, s, e):
+        if idioms:
+            reach = _REACH if text[s] in _ASCII else _REACH_ZH
+            around = (max(start, s - reach), min(stop, e + reach))
+            for index in idioms:
+                near.setdefault(index, []).append(around)
+        if phrase is not None and _edges_ok(text, s, e):
             found.append((s, e, phrase))
-    for index, m in _idiom_matches(text, start, stop):
-        pattern, marker, _anchors = _IDIOMS[index]
+    for idiom, m in _idiom_matches(text, near, stop):
         a, b = m.span()
-        if pattern is _RATING:
+        marker = idiom.marker
+        if idiom.rating:
             marker = _RATING_MARK[_RATING_MEANING[next(g for g in m.groups() if g)]]
-        elif pattern in _EDGED and not _edges_ok(text, a, b):
+        elif idiom.edged and not _edges_ok(text, a, b):
             continue
-        if pattern is _BARE_SKIP and not (
+        if idiom.bare and not (
             not text[start:a].strip() or _BARE_LEAD.search(text, max(start, a - 12), a)
         ):
             continue
@@ -723,7 +835,7 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
                     continue
             elif text[e : e + 1] in ("了", "器", "过"):
                 continue
-        if phrase[:1] in "不没" and 0 < s and e - s > 1 and text[s - 1] == text[s + 1]:
+        if phrase[:1] in "不没" and s > 0 and e - s > 1 and text[s - 1] == text[s + 1]:
             continue  # "值不值得", "要不要看": a question, not a negation
         asked = _SENTENCE_STOP.search(text, e, stop)
         if asked is not None and asked.group() == "?":
@@ -787,10 +899,11 @@ _LATER_BEFORE = re.compile(r"(?:等|待)[^,;:。!?.]{1,16}?再[^,;:。!?.]{0,4}$
 
 def _later(text: str, clause: int, s: int, e: int, stop: int) -> bool:
     """Is the reading the cue asks for put off until later?"""
-    return (
-        _LATER_AFTER.match(text, e, stop) is not None
-        or ("再" in text[max(clause, s - 24) : s] and _LATER_BEFORE.search(text, clause, s) is not None)
-    )
+    if _LATER_AFTER.match(text, e, stop) is not None:
+        return True
+    if "再" not in text[max(clause, s - 24) : s]:
+        return False
+    return _LATER_BEFORE.search(text, clause, s) is not None
 
 
 def has_contrast(text: str, start: int, end: int) -> bool:

@@ -39,18 +39,18 @@ def taxonomy() -> Taxonomy:
 PROBES = ("dev3", "dev4", "dev5")  # 40 notes each, written to probe verdicts: coarser floors
 # Sets by newer writers: (verdict accuracy, role F1) floors under what they score now.
 NEWER = {
-    "dev7": (0.69, 0.85),
-    "dev8": (0.6, 0.7),
-    "dev9": (0.73, 0.8),
-    "dev10": (0.5, 0.6),
-    "dev11": (0.65, 0.5),
-    "dev12": (0.39, 0.75),
-    "dev13": (0.43, 0.8),
-    "dev14": (0.56, 0.7),
-    "dev15": (0.48, 0.8),
-    "dev16": (0.52, 0.7),
-    "dev17": (0.75, 0.75),
-    "dev18": (0.58, 0.85),
+    "dev7": (0.92, 0.85),
+    "dev8": (0.79, 0.7),
+    "dev9": (0.83, 0.8),
+    "dev10": (0.63, 0.6),
+    "dev11": (0.87, 0.5),
+    "dev12": (0.44, 0.75),
+    "dev13": (0.44, 0.8),
+    "dev14": (0.66, 0.7),
+    "dev15": (0.59, 0.8),
+    "dev16": (0.59, 0.7),
+    "dev17": (0.84, 0.75),
+    "dev18": (0.61, 0.85),
     "dev19": (0.48, 0.7),
     "dev20": (0.6, 0.8),
     "dev21": (0.58, 0.8),
@@ -232,6 +232,19 @@ def test_verdict_phrases(paragraph: str, expected: Verdict, taxonomy: Taxonomy) 
 )
 def test_reading_constructions(paragraph: str, expected: Verdict, taxonomy: Taxonomy) -> None:
     assert classify("调度器小改动", paragraph, taxonomy).verdict is expected
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        "Safe to skip. Even ROCm build maintainers only need the one-line summary.",
+        "可以略过。即便是维护 ROCm 构建的同学，也只需知道多了一个编译变量。",
+    ],
+)
+def test_even_the_closest_readers_is_no_split(paragraph: str, taxonomy: Taxonomy) -> None:
+    got = classify("Enable compiler caching for HIP builds", paragraph, taxonomy)
+    assert got.verdict is Verdict.SKIP
+    assert got.role_verdicts == {}
 
 
 def test_first_verdict_sentence_wins(taxonomy: Taxonomy) -> None:
