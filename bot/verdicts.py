@@ -335,7 +335,7 @@ _NARRATIVE = frozenset(
 _TO_READER_EN = re.compile(
     r"(?:^|\b(?:can|may|should|could|might|will|just|safely|probably|please|to|and|or|you|then"
     r"|don't|do not|never|can't|cannot|shouldn't|should not|mustn't"
-    r"|simply|feel free to|be|been|by|consider|recommend|suggest)\s+)$"
+    r"|simply|feel free to|be|been|by|consider|recommend|suggest|i'd|i would|we'd)\s+)$"
 )
 
 
@@ -375,6 +375,11 @@ _LIMITED_ZH: tuple[_Alt, ...] = (
         r"[^,;:。!?]{0,14}?(?:就行|即可|就够|就好|足矣|就可以|就完了|便可|便是)",
         ("就行", "即可", "就够", "就好", "足矣", "就可以", "就完了", "便可", "便是"),
     ),
+    (
+        r"(?:(?:看|读)(?![者来法起])|了解|知道|记住|扫一眼|看一眼)[^,;:。!?]{0,14}?就(?:算交差|完事|算数|差不多了)",
+        ("交差", "完事", "算数", "差不多"),
+    ),
+    (r"(?:可以|可|先|不妨)(?:先)?(?:留意|记一下|记下)", ("留意", "记一下", "记下")),
     (r"扫(?:下|一下|两眼|几眼)", ("扫下", "扫一下", "扫两眼", "扫几眼")),
 )
 _LIMITED_EN: tuple[_Alt, ...] = (
@@ -406,8 +411,19 @@ _LIMITED_EN: tuple[_Alt, ...] = (
         ("know",),
     ),
     (r"from\s+the\s+(?:description|summary|title|headline)\s+alone\b", ("alone",)),
+    (
+        r"(?:learn|get|glean|take|pick\s+up|understand)\s+[^.;,]{0,30}?from\s+the\s+(?:pr\s+)?"
+        r"(?:description|summary|changelog|release\s+notes?)\b",
+        ("from the",),
+    ),
+    (
+        r"(?:can|may|could|should)\s+stop\s+(?:after|once|at|when|there|reading\s+after)\b",
+        ("stop after", "stop once", "stop at", "stop when", "stop there", "stop reading"),
+    ),
+    (r"(?:take\s+note|make\s+a\s+note|note\s+(?:it|this|that|the|which|how|where))\b", ("note",)),
     (r"(?:one|two|five|few)[\s-]minutes?(?:\s+version|\s+look|\s+read|\s+skim)\b", ("minute",)),
-    (r"give\s+it\s+a\s+(?:moment|minute)\b", ("give it a",)),
+    (r"give\s+it\s+a\s+(?:moment|minute|look|glance|once-over)\b", ("give it a",)),
+    (r"page\s+through\b|want\s+to\s+know\b", ("page through", "want to know")),
     (r"glanc(?:e|es|ed|ing)\b", ("glanc",)),
 )
 
@@ -417,7 +433,7 @@ _UNNEEDED_ZH: tuple[_Alt, ...] = (
     (
         r"(?:不用|不必|无需|无须|用不着|不需要|没必要|犯不着|大可不必|毋须)"
         r"(?:再|去|专门|特意|特地|回头|多|在此|在这上面)?"
-        r"(?:看|读|翻|打开|点开|关心|管|理会|关注|花|费|跟)",
+        r"(?:看|读|翻|打开|点开|点进|点|展开|关心|管|理会|关注|花|费|跟)",
         ("不用", "不必", "无需", "无须", "用不着", "不需要", "没必要", "犯不着", "毋须"),
     ),
     (
@@ -429,8 +445,41 @@ _UNNEEDED_ZH: tuple[_Alt, ...] = (
         ("和谁", "与谁", "跟谁", "和任何人", "与任何人", "跟任何人", "和大家", "与大家", "跟大家"),
     ),
     (
-        r"不(?:读|看|点开|打开)(?:也|亦)(?:罢|无妨|行|可以|没关系|没事|不要紧|可)",
-        ("不读也", "不读亦", "不看也", "不看亦", "不点开也", "不打开也"),
+        r"(?:看|读|扫|瞄)(?:完|一眼|个|下|到)?标题(?:就|即|便)?(?:够|行|可|知道|明白|懂|可以走|可以关|心里有数)"
+        r"|标题(?:已经?|就|已)?(?:说明|说清|讲清|交代)",
+        ("标题",),
+    ),
+    (
+        r"(?:亦|也|都)可(?:以)?不(?:读|看|点开|打开)",
+        ("可不读", "可不看", "可以不", "可不点", "可不打"),
+    ),
+    (
+        r"低优先级|(?:放进|丢进|放到|加入)稍后读|稍后再读|backlog",
+        ("低优先级", "稍后", "backlog"),
+    ),
+    (
+        r"(?:已读|标已读|点个已读|标为已读|勾掉|清掉|划掉|下一条|嫌多余)(?![完过懂])",
+        ("已读", "勾掉", "清掉", "划掉", "下一条", "嫌多余"),
+    ),
+    (r"(?:往下)?一滑就过|(?:把页面)?关(?:掉|了)(?:就好|即可|就行)", ("一滑", "关掉", "关了")),
+    (
+        r"(?:就|可以)?当(?:作)?没(?:看见|看到|这回事)|吃瓜|看个热闹|吃灰|散场|划走|(?:可以)?直接退了"
+        r"|(?:点开|打开)的必要都没有|没有(?:点开|打开)的必要",
+        ("没看见", "没看到", "没这回事", "吃瓜", "热闹", "吃灰", "散场", "划走", "退了", "必要"),
+    ),
+    (
+        r"(?:(?:要|值得|需要)(?:看|读|点开)吗)\s*\?\s*(?:不用|不必|没必要|不需要|不)"
+        r"|(?:谁会|难不成|难道|何必|哪有人|谁还)[^?。!]{0,30}?(?:读|看|审|花时间|点开)[^?。!]{0,20}\?",
+        ("?",),
+    ),
+    (
+        r"(?:用到|需要|真要[^,;:。!?]{0,12}?)(?:的时候|那天|时)再(?:来)?(?:翻|看|读|查)",
+        ("再翻", "再看", "再读", "再查", "再来"),
+    ),
+    (
+        r"不(?:读|看|点开|打开)(?:也|亦)?(?:罢|无妨|行|可以|没关系|没事|不要紧|可|不会少块肉|不亏|没损失"
+        r"|不吃亏)",
+        ("不读", "不看", "不点开", "不打开"),
     ),
     (
         r"(?:大可|可以|可|尽可)(?:直接)?(?:绕开|绕过|搁置|划过去|划过|滑过去|划走|放一边|放一放)",
@@ -449,10 +498,67 @@ _UNNEEDED_EN: tuple[_Alt, ...] = (
     ),
     (
         r"(?:don't|do\s+not|no\s+need\s+to|needn't|never)\s+spend\s+(?:any\s+|much\s+|your\s+"
-        r"|more\s+)?(?:time|effort|energy|cycles)\b",
+        r"|more\s+|a\s+|even\s+a\s+)?(?:time|effort|energy|cycles|minute|second|moment)\b",
         ("spend",),
     ),
     (r"(?:ancient|old)\s+history\b|old\s+news\b", ("history", "old news")),
+    (
+        r"(?:read|see|check)\s+the\s+title\s+and\s+(?:you're|you\s+are|you've)\s+(?:done|read)\b"
+        r"|title\s+(?:alone\s+)?(?:says|tells\s+you|conveys|covers)\s+(?:it|everything|all|what)\b",
+        ("title",),
+    ),
+    (
+        r"(?:low(?:est)?\s+priority|backlog(?:\s+it)?|not\s+homework)\b",
+        ("low priority", "lowest priority", "backlog", "homework"),
+    ),
+    (
+        r"no\s+reading\s+(?:required|needed|necessary)\b|nothing\s+(?:here\s+)?(?:calls\s+for"
+        r"|requires|warrants|merits|needs)\s+(?:a\s+)?(?:careful\s+|close\s+|full\s+|proper\s+)?"
+        r"(?:reading|read|review|attention)\b"
+        r"|nothing\s+(?:here\s+)?(?:for\s+the\s+reading\s+list|to\s+assign|to\s+open"
+        r"|to\s+review|to\s+learn|to\s+adopt)\b",
+        ("reading required", "reading needed", "reading necessary", "nothing"),
+    ),
+    (
+        r"(?:lose|loses|miss|misses)\s+(?:precisely\s+|absolutely\s+|exactly\s+|really\s+)?"
+        r"(?:nothing|anything)\s+by\s+(?:not|leaving|skipping)\b"
+        r"|without\s+opening\s+it\b|(?:leave|keep)\s+(?:it|this(?:\s+one)?)\s+(?:unopened|unread"
+        r"|closed)\b|(?:file|archive)\s+it\s+(?:away\s+)?unread\b",
+        ("by not", "by leaving", "by skipping", "without opening", "unopened", "unread", "closed"),
+    ),
+    (
+        r"(?:dismiss|archive|swipe\s+(?:it\s+)?(?:away|left)|keep\s+scrolling|mark\s+(?:it|this)"
+        r"\s+(?:as\s+)?read|clear\s+it\s+(?:out|away)|let\s+it\s+(?:scroll\s+past|fall\s+off"
+        r"|drop|slide))\b",
+        (
+            "dismiss",
+            "archive",
+            "swipe",
+            "keep scrolling",
+            "as read",
+            "it read",
+            "clear it",
+            "scroll past",
+            "fall off",
+            "let it drop",
+            "let it slide",
+        ),
+    ),
+    (r"(?:zero|0)\s+(?:minutes|stars)\b", ("zero", "0 minutes", "0 stars")),
+    # a question answered no ("Worth opening? No."), or one that expects no answer
+    (
+        r"(?:read|open|worth\s+(?:opening|reading|it|a\s+look|a\s+read))[^?.!;]{0,20}\?\s*"
+        r"(?:no|nope|not\s+really|no\s+need|hardly|not\s+unless)\b"
+        r"|(?:who\s+(?:would|reads|needs)|why\s+would\s+anyone)[^?.!]{0,40}?\?",
+        ("?",),
+    ),
+    (
+        r"pretend\s+(?:this|it)\s+never\s+happened\b|take\s+it\s+on\s+trust\b|(?:bin|trash)\s+it\b"
+        r"|(?:closed|archived|filed|left)\s+unread\b|(?:isn't|is\s+not|not|none\s+of)\s+your\s+business\b"
+        r"|(?:one|something)\s+for\s+when\s+you(?:'re|\s+are)?\b|when\s+you\s+(?:actually|really)"
+        r"\s+need\s+it\b",
+        ("pretend", "on trust", "bin it", "trash it", "unread", "business", "for when", "need it"),
+    ),
     (r"scroll(?:ing)?\s+(?:past|by|on)\b", ("scroll",)),
     (r"let\s+(?:it|this|this\s+one)\s+go\s+by\b", ("go by",)),
     (r"pass\s+(?:it|this|this\s+one)\s+by\b", ("pass it", "pass this")),
@@ -464,7 +570,6 @@ _UNNEEDED_EN: tuple[_Alt, ...] = (
         r"|will\s+find\s+nothing\b|nothing\s+to\s+take\s+from\b|nothingburger\b",
         ("nothing",),
     ),
-    (r"[0-3]\s*/\s*10\b", ("/10", "/ 10")),
 )
 
 # Intensity: a reading verb done thoroughly ("好好过一遍", "逐个文件读一遍", "要看明白",
@@ -488,10 +593,51 @@ _DEPTH_ZH: tuple[_Alt, ...] = (
     ),
     (r"不(?:读|看)(?:会|就会|准|一定会)?后悔", ("后悔",)),
     (
+        r"(?:不(?:看|读)(?:就|会|可就)?|可就|那可就)(?:血亏|亏大了|亏大发了|吃大亏)|血亏|亏大了"
+        r"|(?:逐行|慢慢|好好|认真|必须)啃|啃透|划重点",
+        ("血亏", "亏大", "吃大亏", "啃", "划重点"),
+    ),
+    (
         r"(?:别|不要|不能|不宜|不该|不应|不可)(?:只|光|仅)(?:看|读|扫)",
         ("只看", "只读", "只扫", "光看", "光读", "光扫", "仅看", "仅读", "仅扫"),
     ),
-    (r"(?:必修|必备)(?:课|篇|材料|清单)", ("必修", "必备")),
+    (
+        r"必修|(?:必备)(?:课|篇|材料|清单)|本周(?:重点|必读|必看)|(?:绕|跳|躲)不(?:过去|开)",
+        ("必修", "必备", "本周", "不过去", "不开"),
+    ),
+    (
+        r"(?:一行一行|一段一段|一个一个|挨个(?:文件)?|逐一)(?:地)?(?:读|看|过|对|核对|检查)"
+        r"|从[^,;:。!?]{1,20}?读到[^,;:。!?]{1,20}"
+        r"|从头看到尾|坐下来(?:看|读)?|留出(?:整块|大块|一整块)?时间",
+        ("一行一行", "一段一段", "一个一个", "挨个", "逐一", "从", "坐下来", "留出"),
+    ),
+    (
+        r"(?:配着|开着|对照着|对着|拿着)[^,;:。!?]{1,24}?(?:读|看|过|琢磨|推敲)"
+        r"|(?:打开|开在一边|放在手边|拉到一个窗口)[^,;:。!?]{0,12}?(?:对照|对着|琢磨|推敲|读|看)"
+        r"|反复(?:琢磨|对照|推敲|咀嚼|比对|品)|推演|手推|推一遍|画(?:时序图|流程图)|整理成笔记"
+        r"|抄(?:到|下来)|跟着[^,;:。!?]{1,10}?跑一遍|在本地\s*checkout",
+        (
+            "配着",
+            "开着",
+            "对照着",
+            "对着",
+            "拿着",
+            "打开",
+            "开在一边",
+            "放在手边",
+            "拉到",
+            "反复",
+            "推演",
+            "手推",
+            "推一遍",
+            "时序图",
+            "流程图",
+            "笔记",
+            "抄",
+            "跑一遍",
+            "checkout",
+        ),
+    ),
     (
         r"花(?:一|半|整|个)?(?:个)?(?:下午|上午|晚上|半天|一天|整天)",
         ("下午", "上午", "晚上", "半天", "一天", "整天"),
@@ -515,9 +661,10 @@ _DEPTH_EN: tuple[_Alt, ...] = (
         ),
     ),
     (
-        r"(?:go|read|walk|work|study|learn|review|trace|step|take)\s+(?:through\s+)?[^.;:]{0,25}?"
-        r",?\s*(?:slowly|attentively|with\s+care|in\s+depth)\b",
-        ("slowly", "attentively", "with care", "in depth"),
+        r"(?:go|read|walk|work|study|learn|review|trace|step|take|follow|understand|examine)\s+"
+        r"(?:through\s+)?[^.;:]{0,40}?,?\s*(?:slowly|attentively|with\s+care|in\s+depth"
+        r"|in\s+detail|by\s+hand|in\s+full)\b",
+        ("slowly", "attentively", "with care", "in depth", "in detail", "by hand", "in full"),
     ),
     (
         r"(?:read|study|learn|review)\s+(?:it|this|them|these|the\s+\w+(?:\s+\w+)?)\s+"
@@ -525,7 +672,8 @@ _DEPTH_EN: tuple[_Alt, ...] = (
         ("once", "twice"),
     ),
     (
-        r"(?:study|learn|understand|master)\s+[^.;,:]{0,25}?\b(?:properly|carefully|closely"
+        r"(?:study|learn|understand|master|follow|trace|examine|inspect)\s+[^.;,:]{0,25}?"
+        r"\b(?:properly|carefully|closely"
         r"|thoroughly)\b",
         ("properly", "carefully", "closely", "thoroughly"),
     ),
@@ -566,24 +714,200 @@ _DEPTH_EN: tuple[_Alt, ...] = (
         ("open next", "open beside", "open alongside"),
     ),
     (r"the\s+one\s+to\s+(?:read|study)\b", ("the one to",)),
+    (
+        r"(?:open\s+(?:beside|next\s+to|alongside)|side\s+by\s+side\b|with\s+(?:the\s+|a\s+|your\s+)?"
+        r"[\w./-]+(?:\s+[\w./-]+){0,3}?\s+open\b|(?:second|other)\s+(?:monitor|screen|window)\b)",
+        ("beside", "next to", "alongside", "side by side", "open", "monitor", "screen", "window"),
+    ),
+    (
+        r"(?:careful|close|detailed|thorough)\s+(?:study|attention|reading)\b|top\s+of\s+the\s+pile\b"
+        r"|\bp0\b|(?:high|top)\s+priority\b|on\s+your\s+list\s+this\s+week\b"
+        r"|(?:merits|deserves|warrants|repays|earns)\s+(?:a\s+|its\s+|the\s+)?(?:careful|close|full"
+        r"|real|proper)",
+        (
+            "study",
+            "attention",
+            "reading",
+            "pile",
+            "p0",
+            "priority",
+            "this week",
+            "merits",
+            "deserves",
+            "warrants",
+            "repays",
+            "earns",
+        ),
+    ),
+    (
+        r"not\s+(?:something|a\s+change|a\s+pr|one|the\s+kind\s+of\s+(?:change|pr))\s+(?:that\s+)?"
+        r"(?:[\w-]+\s+){0,3}?(?:can|could|should|would\s+want\s+to)\s+(?:afford\s+to\s+"
+        r"|responsibly\s+|safely\s+)?(?:skip|skim|ignore|miss|pass\s+over)",
+        ("not something", "not a change", "not a pr", "not one", "not the kind"),
+    ),
     (r"no\s+reason\s+not\s+to\s+read\b", ("no reason not",)),
     (r"not\s+something\s+(?:to|you\s+can)\s+(?:skim|skip)\b", ("not something",)),
+    (
+        r"(?:can't|cannot|can\s+not|shouldn't|should\s+not|mustn't|isn't\s+something\s+you\s+can)\s+"
+        r"(?:afford\s+to\s+|really\s+|just\s+)?(?:skim|skip|ignore|breeze\s+(?:past|through)|rush)\b"
+        r"|not\s+(?:merely|just|simply|only)\s+(?:know|skim|glance|note)\b"
+        r"|(?:mistake|error)\s+(?:for\s+[\w\s-]{1,30}?\s+)?to\s+(?:merely\s+|just\s+|only\s+)?skim\b"
+        r"|not\s+one\s+to\s+(?:rush|breeze\s+through)\b",
+        (
+            "can't",
+            "cannot",
+            "can not",
+            "shouldn't",
+            "should not",
+            "mustn't",
+            "isn't something",
+            "not merely",
+            "not just",
+            "not simply",
+            "not only",
+            "mistake",
+            "error",
+            "not one to",
+        ),
+    ),
+    (
+        r"(?:check|read|walk\s+through|go\s+through|review|trace|inspect)\s+(?:each|every)\s+"
+        r"|(?:this\s+is|it's|it\s+is)\s+homework\b|go\s+deep\b|a\s+real\s+read\b"
+        r"|bookmark-worthy\b|worth\s+bookmarking\b",
+        ("each", "every", "homework", "go deep", "real read", "bookmark"),
+    ),
+    (
+        r"(?:yes|definitely|absolutely|do|please),?\s+read\s+(?:it|this(?:\s+one)?)\b",
+        ("read it", "read this"),
+    ),
+    (
+        r"(?:read|worth\s+(?:it|reading|digging\s+into|a\s+read|opening))[^?.!;]{0,20}\?\s*"
+        r"(?:[^.?!;]{0,30}?,\s*)?(?:yes|absolutely|definitely|very\s+much)\b",
+        ("?",),
+    ),
 )
 
 # A rating instead of a directive: "必读指数：低", "priority: high".
 _RATING: tuple[_Alt, ...] = (
     (
-        r"(?:必读|推荐|阅读)(?:指数|程度|等级|优先级)\s*[:：]?\s*(低|中|高|一般|极高|很高|很低)"
-        r"|(?:priority|importance|read-worthiness)\s*[:=]\s*(low|medium|high)\b",
-        ("指数", "程度", "等级", "优先级", "priority", "importance", "worthiness"),
+        r"(?<![\d.])(10|\d)\s*/\s*10\b(?:\s+on\s+(?:my|the|our|a)\s+[\w-]+\s+(?:scale|meter|index))?",
+        ("/10", "/ 10"),
+    ),
+    (r"(★{1,5})☆*", ("★",)),
+    (
+        r"(?:必读|推荐|阅读)?(?:指数|程度|等级|优先级|强度|深度)\s*[:：]?\s*"
+        r"(低|中|高|一般|极高|很高|很低|零|无)"
+        r"|(?:priority|importance|read-worthiness|read(?:ing)?\s+depth|effort|review\s+value)"
+        r"\s*[:=]\s*(none|nil|zero|low|medium|high|full|deep)\b",
+        (
+            "指数",
+            "程度",
+            "等级",
+            "优先级",
+            "强度",
+            "深度",
+            "priority",
+            "importance",
+            "worthiness",
+            "depth",
+            "effort",
+            "value",
+        ),
+    ),
+    (r"适合人群\s*[:：]\s*(没有|无)|verdict\s*:\s*(deep|skim|skip)\b", ("适合人群", "verdict")),
+)
+# Time the writer budgets for the reading: "budget 45 minutes", "worth an hour", "十分钟封顶".
+_BUDGET: tuple[_Alt, ...] = (
+    (
+        r"(\d+|an?|one|two|three|five|ten|fifteen|twenty|thirty|forty(?:[\s-]five)?|sixty|ninety"
+        r"|half\s+an?|(?:a\s+)?quarter\s+of\s+an)(?:\s+to\s+\d+)?[\s-]*(minutes?|mins?|hours?|hrs?"
+        r"|sittings?|evenings?|afternoons?)\b(?=\s*(?:[.,;:!?)\u2014-]|$)|\s+(?:with|on|for|minimum"
+        r"|max|tops|at\s+most|is|will|should|of\s+reading|of\s+your|not|and|reading|to\s+read"
+        r"|well)\b)",
+        ("minute", "min", "hour", "hrs", "sitting", "evening", "afternoon"),
+    ),
+    (
+        r"(\d+|[一二两三四五六七八九十半几]+)\s*(?:个)?\s*(?:半)?(分钟|小时|钟头)",
+        ("分钟", "小时", "钟头"),
     ),
 )
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "five": 5, "ten": 10, "fifteen": 15,
+    "twenty": 20, "thirty": 30, "forty": 40, "sixty": 60, "ninety": 90,
+}  # fmt: skip
+_ZH_DIGITS = {
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+
+
+def _amount(word: str) -> float:
+    """A small number written in digits, English words or Chinese numerals."""
+    word = " ".join(word.replace("-", " ").split())
+    if word.isdigit():
+        return float(word)
+    if word.startswith("half"):
+        return 0.5
+    if "quarter" in word:
+        return 0.25
+    if word in _NUMBERS or word.split()[0] in _NUMBERS:
+        return float(sum(_NUMBERS.get(w, 0) for w in word.split()))
+    if word == "半":
+        return 0.5
+    if word == "几":
+        return 3.0
+    tens, _, ones = word.partition("十")
+    if "十" in word:
+        return float(_ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(ones, 0))
+    return float(_ZH_DIGITS.get(word, 1))
+
+
+def _budget_marker(m: re.Match[str]) -> str:
+    """Skip for no time, skim for under half an hour, deep for more."""
+    amount, unit = _amount(m.group(1)), m.group(2)
+    minutes = amount if unit.startswith(("min", "分")) else amount * 60
+    if unit.startswith(("sitting", "evening", "afternoon")):
+        minutes = 120
+    if minutes <= 0:
+        return _SKIP_MARK
+    return _DEEP_MARK if minutes >= 30 else ""
+
+
+def _rating_marker(m: re.Match[str]) -> str:
+    """A rating's verdict: a score out of ten or a row of stars out of five."""
+    text = next(g for g in m.groups() if g)
+    if text.isdigit():
+        score = int(text)
+        return _SKIP_MARK if score <= 2 else ("" if score <= 6 else _DEEP_MARK)
+    if text[0] == "★":
+        return _SKIP_MARK if len(text) <= 1 else ("" if len(text) <= 3 else _DEEP_MARK)
+    if text == "低" and m.group().startswith(("必读", "推荐")):
+        return _SKIP_MARK  # "必读指数：低": not a must-read at all
+    return _RATING_MARK[_RATING_MEANING[text]]
+
+
 _RATING_MEANING = {
-    "低": "skip", "很低": "skip", "一般": "skim", "中": "skim", "高": "deep", "很高": "deep",
-    "极高": "deep", "low": "skip", "medium": "skim", "high": "deep",
+    "低": "skim", "很低": "skip", "一般": "skim", "中": "skim", "高": "deep", "很高": "deep",
+    "极高": "deep", "零": "skip", "无": "skip", "没有": "skip", "low": "skim", "medium": "skim",
+    "high": "deep", "none": "skip", "nil": "skip", "zero": "skip", "full": "deep", "deep": "deep",
+    "skim": "skim", "skip": "skip",
 }  # fmt: skip
 
 # A bare "pass", "不看" that is the whole of its clause, or after "otherwise", "can".
+_BARE_READ: tuple[_Alt, ...] = (
+    (
+        r"read\s+(?:it|this(?:\s+one)?|the\s+whole\s+thing)\s*(?=[.;!]|$)",
+        ("read it", "read this", "read the"),
+    ),
+)
 _BARE: tuple[_Alt, ...] = (
     (r"pass(?:\s+(?:on\s+it|on\s+this|over(?:\s+it|\s+this)?))?\s*(?=$|[.;:!?,])", ("pass",)),
     (
@@ -602,6 +926,10 @@ _MARKED: dict[str, Meaning] = {
     _SKIP_MARK: Meaning.NOT_NEEDED,
 }
 _RATING_MARK = {"deep": _DEEP_MARK, "skim": "", "skip": _SKIP_MARK}
+# A rating or a time budget is weaker than a directive: it speaks only in a sentence that
+# says nothing else ("3/10, the title says it all" is a skip). Its markers start with "\x01".
+_WEAK = "\x01"
+_MARKED.update({_WEAK + k: v for k, v in _MARKED.items()})
 # Families in order: a later family wins where matches overlap ("别只看标题" over "只看").
 _FAMILIES: tuple[tuple[tuple[_Alt, ...], str], ...] = (
     (_LIMITED_ZH, ""),
@@ -611,9 +939,11 @@ _FAMILIES: tuple[tuple[tuple[_Alt, ...], str], ...] = (
     (_DEPTH_ZH, _DEEP_MARK),
     (_DEPTH_EN, _DEEP_MARK),
     (_RATING, ""),
+    (_BUDGET, ""),
     (_BARE, _SKIP_MARK),
+    (_BARE_READ, _DEEP_MARK),
 )
-_EDGED_FAMILIES = (_LIMITED_EN, _UNNEEDED_EN, _DEPTH_EN, _BARE)
+_EDGED_FAMILIES = (_LIMITED_EN, _UNNEEDED_EN, _DEPTH_EN, _BARE, _BARE_READ)
 
 
 @dataclass(frozen=True)
@@ -623,6 +953,7 @@ class _Idiom:
     anchors: tuple[str, ...]
     edged: bool  # must start and end at a word edge
     rating: bool
+    budget: bool
     bare: bool
 
 
@@ -633,7 +964,8 @@ _IDIOMS = tuple(
         anchors,
         any(family is f for f in _EDGED_FAMILIES),
         family is _RATING,
-        family is _BARE,
+        family is _BUDGET,
+        family is _BARE or family is _BARE_READ,
     )
     for family, marker in _FAMILIES
     for pattern, anchors in family
@@ -782,7 +1114,9 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         a, b = m.span()
         marker = idiom.marker
         if idiom.rating:
-            marker = _RATING_MARK[_RATING_MEANING[next(g for g in m.groups() if g)]]
+            marker = _WEAK + _rating_marker(m)
+        elif idiom.budget:
+            marker = _WEAK + _budget_marker(m)
         elif idiom.edged and not _edges_ok(text, a, b):
             continue
         if idiom.bare and not (
@@ -812,6 +1146,8 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
             )
         ]
     found.sort()
+    if any(f[2][:1] == _WEAK for f in found):
+        found = [f for f in found if f[2][:1] != _WEAK or not _said_beside(text, f, found, stop)]
     matches = found
     stops = [m.end() for m in _CLAUSE_STOP.finditer(text, start, stop)] if found else []
     for i, (s, e, phrase) in enumerate(matches):
@@ -840,6 +1176,8 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         asked = _SENTENCE_STOP.search(text, e, stop)
         if asked is not None and asked.group() == "?":
             continue  # "要细看吗?", "worth a close read?": asked, not said
+        if meaning is Meaning.NOT_WORTH and text[max(start, s - 3) : s].endswith(_NOT_THAT):
+            continue  # "不是不值得看": a double negative, the rest of the note decides
         verdict = VERDICT_OF[meaning]
         if verdict is Verdict.DEEP and _later(text, clause, s, e, stop):
             meaning, verdict = Meaning.SKIM, Verdict.SKIM  # "等定稿再细读", "read it once it lands"
@@ -872,7 +1210,7 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
             meaning is Meaning.NOT_NEEDED
             and kind is not None
             and phrase[:1] not in "不无没"
-            and phrase != _SKIP_MARK
+            and phrase.strip(_WEAK) != _SKIP_MARK
         ):
             verdict, negated = Verdict.DEEP, True  # "can't skip this", "不能跳过"
         if meaning is Meaning.NOTHING_TO_READ:
@@ -883,6 +1221,7 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         yield Cue(s, e, meaning, verdict, negated, soft, text[s:e])
 
 
+_NOT_THAT = ("不是", "并非", "并不是")
 _SENTENCE_STOP = re.compile(r"[。!?\n]|\.(?:\s|$)")
 _FIRST_PERSON = re.compile(r"我|\bi\s|\bi'(?:ve|d)\b")
 # A part of the PR, just before a skip cue: the rest of the note may still ask for a read.
@@ -892,9 +1231,13 @@ _PART_BEFORE = re.compile(
 )
 # Reading put off until later: "等它定稿再细读", "read it properly once it lands".
 _LATER_AFTER = re.compile(
-    r"[^,;:。!?.]{0,24}?(?:\bonce\b|太早|too\s+early|too\s+soon|premature|之后再|以后再|后再说)"
+    r"[^,;:。!?.]{0,24}?(?:\bonce\b|太早|为时过早|为时尚早|也不迟|不迟|too\s+early|too\s+soon"
+    r"|premature|之后再|以后再|后再说)"
 )
-_LATER_BEFORE = re.compile(r"(?:等|待)[^,;:。!?.]{1,16}?再[^,;:。!?.]{0,4}$")
+_LATER_BEFORE = re.compile(
+    r"(?:(?:等|待)[^,;:。!?.]{1,16}?|(?:出来|合并|合入|定稿|稳定|成形|落地)(?:后|之后|以后)?)"
+    r"再[^,;:。!?.]{0,4}$"
+)
 
 
 def _later(text: str, clause: int, s: int, e: int, stop: int) -> bool:
@@ -904,6 +1247,16 @@ def _later(text: str, clause: int, s: int, e: int, stop: int) -> bool:
     if "再" not in text[max(clause, s - 24) : s]:
         return False
     return _LATER_BEFORE.search(text, clause, s) is not None
+
+
+def _said_beside(
+    text: str, weak: tuple[int, int, str], found: list[tuple[int, int, str]], stop: int
+) -> bool:
+    """Does another statement share the sentence of a rating or time budget?"""
+    begin = max((m.end() for m in _SENTENCE_STOP.finditer(text, 0, weak[0])), default=0)
+    end_at = _SENTENCE_STOP.search(text, weak[1], stop)
+    end = end_at.start() if end_at else stop
+    return any(begin <= f[0] < end and f[2][:1] != _WEAK for f in found if f is not weak)
 
 
 def has_contrast(text: str, start: int, end: int) -> bool:
