@@ -265,7 +265,9 @@ _PLAIN_WORDS = (
     "不要", "不能", "不可", "不应", "不该", "未必", "不太", "不大", "何必", "没有", "没", "别",
     "不", "not", "no", "don't", "do not", "doesn't", "does not", "isn't", "is not", "never",
     "hardly", "barely", "without", "rather than", "instead of", "nor", "won't", "can't",
-    "cannot", "shouldn't", "should not", "nobody", "no one", "no-one", "neither",
+    "cannot", "shouldn't", "should not", "nobody", "no one", "no-one", "neither", "little to",
+    "hold off on", "hold off", "hold the", "defer the", "postpone the", "save the",
+    "not much to",
 )  # fmt: skip
 # Words that only look negative: 不仅 (not only) is in _MORE_WORDS; 不错, 不少, 不妨 (might
 # as well) and 不容 (不容错过 is a cue) are not negators, nor is 别 inside 特别, 区别.
@@ -379,7 +381,10 @@ _LIMITED_ZH: tuple[_Alt, ...] = (
         r"(?:(?:看|读)(?![者来法起])|了解|知道|记住|扫一眼|看一眼)[^,;:。!?]{0,14}?就(?:算交差|完事|算数|差不多了)",
         ("交差", "完事", "算数", "差不多"),
     ),
-    (r"(?:可以|可|先|不妨)(?:先)?(?:留意|记一下|记下)", ("留意", "记一下", "记下")),
+    (
+        r"(?:可以|可|先|不妨|请)(?:先)?(?:记一下|记下|留意)|(?:同学|的人|负责人|组|团队|方向)留意(?!的是|到)",
+        ("留意", "记一下", "记下"),
+    ),
     (r"扫(?:下|一下|两眼|几眼)", ("扫下", "扫一下", "扫两眼", "扫几眼")),
 )
 _LIMITED_EN: tuple[_Alt, ...] = (
@@ -417,13 +422,26 @@ _LIMITED_EN: tuple[_Alt, ...] = (
         ("from the",),
     ),
     (
-        r"(?:can|may|could|should)\s+stop\s+(?:after|once|at|when|there|reading\s+after)\b",
+        r"(?:can|may|could|should)\s+stop\s+(?:reading\s+)?(?:after|once|at|when)\s+(?:the|they|you"
+        r"|reading)\b|(?:can|may|could|should)\s+stop\s+there\b",
         ("stop after", "stop once", "stop at", "stop when", "stop there", "stop reading"),
     ),
-    (r"(?:take\s+note|make\s+a\s+note|note\s+(?:it|this|that|the|which|how|where))\b", ("note",)),
+    (
+        r"(?:take\s+note|make\s+a\s+note|note\s+it|(?:just|only|simply)\s+note"
+        r"|note\s+the\s+(?:default|new|flag|name|change|rename|lesson))\b",
+        ("note",),
+    ),
     (r"(?:one|two|five|few)[\s-]minutes?(?:\s+version|\s+look|\s+read|\s+skim)\b", ("minute",)),
     (r"give\s+it\s+a\s+(?:moment|minute|look|glance|once-over)\b", ("give it a",)),
-    (r"page\s+through\b|want\s+to\s+know\b", ("page through", "want to know")),
+    (
+        r"page\s+through\b|(?:you'll|you\s+will|will)\s+want\s+to\s+know\b",
+        ("page through", "want to know"),
+    ),
+    (
+        r"should\s+scan\b|scan-the-diff\b|scan\s+the\s+diff\b|give\s+it\s+a\s+scan\b"
+        r"|worth\s+a\s+pass\b|a\s+pass\s+over\b|awareness(?:-level|\s+only|\s+item)\b",
+        ("scan", "worth a pass", "a pass over", "awareness"),
+    ),
     (r"glanc(?:e|es|ed|ing)\b", ("glanc",)),
 )
 
@@ -437,15 +455,26 @@ _UNNEEDED_ZH: tuple[_Alt, ...] = (
         ("不用", "不必", "无需", "无须", "用不着", "不需要", "没必要", "犯不着", "毋须"),
     ),
     (
-        r"(?:谁|任何人|大家|所有人)都(?:不需要|不用|不必|无需|没必要|用不着)",
-        ("谁都", "任何人都", "大家都", "所有人都"),
+        r"(?:谁|任何人|大家|所有人)都(?:不需要|不用|不必|无需|没必要|用不着)"
+        r"|(?:无需|不必|不需要|不用)(?:安排|投入|花费?)[^,;:。!?]{0,6}?时间|不占用[^,;:。!?]{0,4}阅读时间"
+        r"|归档即可|本条忽略|此条忽略",
+        (
+            "谁都",
+            "任何人都",
+            "大家都",
+            "所有人都",
+            "时间",
+            "归档",
+            "忽略",
+        ),
     ),
     (
-        r"(?:和|与|跟)(?:谁|任何人|大家)都?(?:没有?|无)关",
+        r"(?:和|与|跟)(?:谁|任何人|大家)都?(?:没有?|无)(?:多大|什么|啥)?关",
         ("和谁", "与谁", "跟谁", "和任何人", "与任何人", "跟任何人", "和大家", "与大家", "跟大家"),
     ),
     (
-        r"(?:看|读|扫|瞄)(?:完|一眼|个|下|到)?标题(?:就|即|便)?(?:够|行|可|知道|明白|懂|可以走|可以关|心里有数)"
+        r"(?:看|读|扫|瞄)(?:完|一眼|个|下|到|了)?标题(?:就|即|便|我就)?(?:够|行|可|足矣|知道|明白|懂|可以走|可以关"
+        r"|心里有数)"
         r"|标题(?:已经?|就|已)?(?:说明|说清|讲清|交代)",
         ("标题",),
     ),
@@ -454,7 +483,7 @@ _UNNEEDED_ZH: tuple[_Alt, ...] = (
         ("可不读", "可不看", "可以不", "可不点", "可不打"),
     ),
     (
-        r"低优先级|(?:放进|丢进|放到|加入)稍后读|稍后再读|backlog",
+        r"低优先级(?!的?(?:请求|任务|队列|序列))|(?:放进|丢进|放到|加入)稍后读|稍后再读|backlog(?=\s*(?:[。.,;]|$))",
         ("低优先级", "稍后", "backlog"),
     ),
     (
@@ -504,11 +533,14 @@ _UNNEEDED_EN: tuple[_Alt, ...] = (
     (r"(?:ancient|old)\s+history\b|old\s+news\b", ("history", "old news")),
     (
         r"(?:read|see|check)\s+the\s+title\s+and\s+(?:you're|you\s+are|you've)\s+(?:done|read)\b"
-        r"|title\s+(?:alone\s+)?(?:says|tells\s+you|conveys|covers)\s+(?:it|everything|all|what)\b",
+        r"|title\s+(?:alone\s+)?(?:says|tells\s+you|conveys|covers)\s+(?:it|everything|all|what)\b"
+        r"|(?:guess|know|see)\w*\s+[^.;]{0,20}?from\s+the\s+title\b"
+        r"|read\s+the\s+title\s+and\s+(?:moved|move|that\s+was|nodded)",
         ("title",),
     ),
     (
-        r"(?:low(?:est)?\s+priority|backlog(?:\s+it)?|not\s+homework)\b",
+        r"(?:low(?:est)?[\s-]priority(?![\s-](?:request|queue|seq|task|job|traffic|user|tenant))"
+        r"|backlog\s+it|not\s+homework)\b|backlog(?=\s*(?:[.;:,\u2014-]|$))",
         ("low priority", "lowest priority", "backlog", "homework"),
     ),
     (
@@ -527,7 +559,8 @@ _UNNEEDED_EN: tuple[_Alt, ...] = (
         ("by not", "by leaving", "by skipping", "without opening", "unopened", "unread", "closed"),
     ),
     (
-        r"(?:dismiss|archive|swipe\s+(?:it\s+)?(?:away|left)|keep\s+scrolling|mark\s+(?:it|this)"
+        r"(?:dismiss(?=\s*(?:[.;!]|$|\s+it|\s+this))|(?:can|may|could|should|just)\s+archive"
+        r"|archive\s+(?:it|this)|swipe\s+(?:it\s+)?(?:away|left)|keep\s+scrolling|mark\s+(?:it|this)"
         r"\s+(?:as\s+)?read|clear\s+it\s+(?:out|away)|let\s+it\s+(?:scroll\s+past|fall\s+off"
         r"|drop|slide))\b",
         (
@@ -544,12 +577,32 @@ _UNNEEDED_EN: tuple[_Alt, ...] = (
             "let it slide",
         ),
     ),
-    (r"(?:zero|0)\s+(?:minutes|stars)\b", ("zero", "0 minutes", "0 stars")),
+    (r"(?:zero|0)\s+(?:minutes|stars|action\s+items)\b", ("zero", "0 minutes", "0 stars")),
+    (
+        r"no\s+(?:action\s+items?|follow-up|follow\s+up|action)\s+(?:needed|required|for\s+anyone)\b"
+        r"|deprioriti[sz]e\b|low\s+roi\b|no-read\b|not\s+a\s+read\s+(?:i'd|i\s+would|to|worth)\b"
+        r"|(?:doesn't|does\s+not|don't|won't)\s+(?:merit|warrant|deserve|need)\s+(?:anyone's\s+|your\s+"
+        r"|any\s+)?(?:review|attention|time|bandwidth|reading|a\s+read)\b"
+        r"|nothing\s+(?:new\s+)?(?:here\s+)?(?:you\s+need\s+)?to\s+(?:read|study)\b",
+        (
+            "action",
+            "follow",
+            "deprioriti",
+            "roi",
+            "no-read",
+            "not a read",
+            "merit",
+            "warrant",
+            "deserve",
+            "need",
+            "nothing",
+        ),
+    ),
     # a question answered no ("Worth opening? No."), or one that expects no answer
     (
         r"(?:read|open|worth\s+(?:opening|reading|it|a\s+look|a\s+read))[^?.!;]{0,20}\?\s*"
         r"(?:no|nope|not\s+really|no\s+need|hardly|not\s+unless)\b"
-        r"|(?:who\s+(?:would|reads|needs)|why\s+would\s+anyone)[^?.!]{0,40}?\?",
+        r"|(?:who\s+(?:would|reads)|why\s+would\s+(?:anyone|you))[^?.!]{0,40}?\?",
         ("?",),
     ),
     (
@@ -606,16 +659,21 @@ _DEPTH_ZH: tuple[_Alt, ...] = (
         ("必修", "必备", "本周", "不过去", "不开"),
     ),
     (
+        r"(?:专题|完整|深入)?走读|深入(?:评审|审阅|研读)|重点学习|组内分享",
+        ("走读", "深入", "重点学习", "组内分享"),
+    ),
+    (
         r"(?:一行一行|一段一段|一个一个|挨个(?:文件)?|逐一)(?:地)?(?:读|看|过|对|核对|检查)"
         r"|从[^,;:。!?]{1,20}?读到[^,;:。!?]{1,20}"
         r"|从头看到尾|坐下来(?:看|读)?|留出(?:整块|大块|一整块)?时间",
         ("一行一行", "一段一段", "一个一个", "挨个", "逐一", "从", "坐下来", "留出"),
     ),
     (
-        r"(?:配着|开着|对照着|对着|拿着)[^,;:。!?]{1,24}?(?:读|看|过|琢磨|推敲)"
-        r"|(?:打开|开在一边|放在手边|拉到一个窗口)[^,;:。!?]{0,12}?(?:对照|对着|琢磨|推敲|读|看)"
+        r"(?:配着|开着|对照着|对着|拿着)[^,;:。!?]{0,16}?(?:代码|diff|实现|源码|测试|文档|笔记|参考|论文|yaml"
+        r"|文件|\.py|kernel|内核)[^,;:。!?]{0,8}?(?:读|看|过|琢磨|推敲)"
+        r"|(?:开在一边|放在手边|拉到一个窗口|单独开|一起打开)[^,;:。!?]{0,12}?(?:对照|对着|琢磨|推敲|读|看)"
         r"|反复(?:琢磨|对照|推敲|咀嚼|比对|品)|推演|手推|推一遍|画(?:时序图|流程图)|整理成笔记"
-        r"|抄(?:到|下来)|跟着[^,;:。!?]{1,10}?跑一遍|在本地\s*checkout",
+        r"|抄(?:到)?(?:草稿纸|纸|笔记本)上|抄下来(?:推|算|推演)|跟着[^,;:。!?]{1,10}?跑一遍|在本地\s*checkout",
         (
             "配着",
             "开着",
@@ -715,13 +773,15 @@ _DEPTH_EN: tuple[_Alt, ...] = (
     ),
     (r"the\s+one\s+to\s+(?:read|study)\b", ("the one to",)),
     (
-        r"(?:open\s+(?:beside|next\s+to|alongside)|side\s+by\s+side\b|with\s+(?:the\s+|a\s+|your\s+)?"
-        r"[\w./-]+(?:\s+[\w./-]+){0,3}?\s+open\b|(?:second|other)\s+(?:monitor|screen|window)\b)",
+        r"(?:open\s+(?:beside|next\s+to|alongside|side\s+by\s+side)\b|with\s+[^.;,]{1,40}?\s+side\s+by\s+side\b|with\s+(?:the\s+|a\s+|your\s+)?"
+        r"[\w./-]+(?:\s+[\w./-]+){0,3}?\s+(?<!still )(?<!left )(?<!kept )open\b"
+        r"|second\s+(?:monitor|screen|window)\b)",
         ("beside", "next to", "alongside", "side by side", "open", "monitor", "screen", "window"),
     ),
     (
         r"(?:careful|close|detailed|thorough)\s+(?:study|attention|reading)\b|top\s+of\s+the\s+pile\b"
-        r"|\bp0\b|(?:high|top)\s+priority\b|on\s+your\s+list\s+this\s+week\b"
+        r"|p0\s+(?:reading|read|for)\b|[:：]\s*p0\b|的\s*p0\b|(?:high|top)[\s-]priority\s+(?:read|reading|for)\b"
+        r"|[:：]\s*(?:high|top)[\s-]priority\b|on\s+your\s+list\s+this\week\b"
         r"|(?:merits|deserves|warrants|repays|earns)\s+(?:a\s+|its\s+|the\s+)?(?:careful|close|full"
         r"|real|proper)",
         (
@@ -748,8 +808,13 @@ _DEPTH_EN: tuple[_Alt, ...] = (
     (r"no\s+reason\s+not\s+to\s+read\b", ("no reason not",)),
     (r"not\s+something\s+(?:to|you\s+can)\s+(?:skim|skip)\b", ("not something",)),
     (
-        r"(?:can't|cannot|can\s+not|shouldn't|should\s+not|mustn't|isn't\s+something\s+you\s+can)\s+"
-        r"(?:afford\s+to\s+|really\s+|just\s+)?(?:skim|skip|ignore|breeze\s+(?:past|through)|rush)\b"
+        r"(?:can't|cannot|can\s+not|shouldn't|should\s+not|mustn't)\s+afford\s+to\s+(?:skim|skip|ignore)\b"
+        r"|isn't\s+something\s+you\s+can\s+(?:skim|skip|ignore|breeze\s+(?:past|through)|rush)\b"
+        r"|(?:you|they|one|we|people|folks|owners|maintainers|authors|engineers|crew|team|readers|crowd"
+        r"|group"
+        r"|reviewers|isn't\s+something\s+you)\s+(?:really\s+|simply\s+|just\s+)?(?:can't|cannot|can\s+not"
+        r"|shouldn't|should\s+not|mustn't)\s+(?:really\s+|just\s+)?(?:skim|skip|ignore|breeze\s+(?:past"
+        r"|through)|rush)\b"
         r"|not\s+(?:merely|just|simply|only)\s+(?:know|skim|glance|note)\b"
         r"|(?:mistake|error)\s+(?:for\s+[\w\s-]{1,30}?\s+)?to\s+(?:merely\s+|just\s+|only\s+)?skim\b"
         r"|not\s+one\s+to\s+(?:rush|breeze\s+through)\b",
@@ -760,6 +825,7 @@ _DEPTH_EN: tuple[_Alt, ...] = (
             "shouldn't",
             "should not",
             "mustn't",
+            "afford",
             "isn't something",
             "not merely",
             "not just",
@@ -771,10 +837,18 @@ _DEPTH_EN: tuple[_Alt, ...] = (
         ),
     ),
     (
-        r"(?:check|read|walk\s+through|go\s+through|review|trace|inspect)\s+(?:each|every)\s+"
+        r"(?:should|must|need\s+to|have\s+to|and)\s+(?:\w+\s+)?(?:check|read|walk\s+through|go\s+through"
+        r"|review|trace|inspect)\s+(?:each|every)\s+|(?:each|every)\s+[\w-]+(?:\s+[\w-]+)?\s+in\s+turn\b"
         r"|(?:this\s+is|it's|it\s+is)\s+homework\b|go\s+deep\b|a\s+real\s+read\b"
         r"|bookmark-worthy\b|worth\s+bookmarking\b",
         ("each", "every", "homework", "go deep", "real read", "bookmark"),
+    ),
+    (
+        r"(?:(?:recommend|deserves?|needs?|warrants?|merits?|worth|calls?\s+for|give\s+it|schedule"
+        r"|budget|requires?|put\s+this\s+on)\s+(?:a\s+|an\s+|its\s+|their\s+)?|[:：]\s*(?:an?\s+)?)"
+        r"(?:full|complete|in-depth|deep|thorough|proper|careful|detailed)[\s-](?:review|walkthrough"
+        r"|walk-through|read-through|review\s+session)\b|deep-review\b",
+        ("review", "walkthrough", "walk-through", "read-through"),
     ),
     (
         r"(?:yes|definitely|absolutely|do|please),?\s+read\s+(?:it|this(?:\s+one)?)\b",
@@ -827,8 +901,8 @@ _BUDGET: tuple[_Alt, ...] = (
         ("minute", "min", "hour", "hrs", "sitting", "evening", "afternoon"),
     ),
     (
-        r"(\d+|[一二两三四五六七八九十半几]+)\s*(?:个)?\s*(?:半)?(分钟|小时|钟头)",
-        ("分钟", "小时", "钟头"),
+        r"(\d+|[一二两三四五六七八九十半几整]+)\s*(?:个)?\s*(?:半)?(分钟|小时|钟头|晚上|下午|上午)",
+        ("分钟", "小时", "钟头", "晚上", "下午", "上午"),
     ),
 )
 _NUMBERS = {
@@ -864,6 +938,8 @@ def _amount(word: str) -> float:
         return 0.5
     if word == "几":
         return 3.0
+    if word == "整":
+        return 1.0
     tens, _, ones = word.partition("十")
     if "十" in word:
         return float(_ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(ones, 0))
@@ -874,7 +950,7 @@ def _budget_marker(m: re.Match[str]) -> str:
     """Skip for no time, skim for under half an hour, deep for more."""
     amount, unit = _amount(m.group(1)), m.group(2)
     minutes = amount if unit.startswith(("min", "分")) else amount * 60
-    if unit.startswith(("sitting", "evening", "afternoon")):
+    if unit.startswith(("sitting", "evening", "afternoon", "晚", "下午", "上午")):
         minutes = 120
     if minutes <= 0:
         return _SKIP_MARK
@@ -901,6 +977,22 @@ _RATING_MEANING = {
     "skim": "skim", "skip": "skip",
 }  # fmt: skip
 
+# The writer's own visit: "closed the tab after the first file", "I read the title and moved
+# on", "我看了一眼就关了", "that hour was well spent". Weak: a directive to the reader wins.
+_VISIT_SKIP: tuple[_Alt, ...] = (
+    (
+        r"(?:closed|close)\s+(?:it|the\s+tab|the\s+page)\b|(?:moved|carried)\s+on\b|skipped\s+past\b"
+        r"|didn't\s+(?:even\s+)?open\b",
+        ("closed", "close", "moved on", "carried on", "skipped past", "didn't"),
+    ),
+    (
+        r"(?:就|便)把?(?:页面|标签页)?关了|把(?:页面|标签页)关了|退了出来|没点开|没展开|懒得展开|不打算点开",
+        ("关了", "退了出来", "没点开", "没展开", "懒得展开", "不打算点开"),
+    ),
+)
+_VISIT_DEEP: tuple[_Alt, ...] = (
+    (r"well\s+spent\b|paid\s+off\b|但很值", ("well spent", "paid off", "很值")),
+)
 # A bare "pass", "不看" that is the whole of its clause, or after "otherwise", "can".
 _BARE_READ: tuple[_Alt, ...] = (
     (
@@ -926,10 +1018,16 @@ _MARKED: dict[str, Meaning] = {
     _SKIP_MARK: Meaning.NOT_NEEDED,
 }
 _RATING_MARK = {"deep": _DEEP_MARK, "skim": "", "skip": _SKIP_MARK}
-# A rating or a time budget is weaker than a directive: it speaks only in a sentence that
-# says nothing else ("3/10, the title says it all" is a skip). Its markers start with "\x01".
+# A rating or a time budget is weaker than a directive: it speaks only in a note that says
+# nothing else ("3/10, the title says it all" is a skip). Its markers start with "\x01".
 _WEAK = "\x01"
 _MARKED.update({_WEAK + k: v for k, v in _MARKED.items()})
+_SCORED = frozenset(_WEAK + k for k in ("", _DEEP_MARK, _SKIP_MARK))
+_VISIT = "\x02"  # the writer's own visit: weak too, but not a score
+_BUDGET_MARK = "\x03"  # a time budget for the reader
+_MARKED.update(
+    {m + k: _MARKED[k] for k in ("", _DEEP_MARK, _SKIP_MARK) for m in (_VISIT, _BUDGET_MARK)}
+)
 # Families in order: a later family wins where matches overlap ("别只看标题" over "只看").
 _FAMILIES: tuple[tuple[tuple[_Alt, ...], str], ...] = (
     (_LIMITED_ZH, ""),
@@ -942,8 +1040,18 @@ _FAMILIES: tuple[tuple[tuple[_Alt, ...], str], ...] = (
     (_BUDGET, ""),
     (_BARE, _SKIP_MARK),
     (_BARE_READ, _DEEP_MARK),
+    (_VISIT_SKIP, _VISIT + _SKIP_MARK),
+    (_VISIT_DEEP, _VISIT + _DEEP_MARK),
 )
-_EDGED_FAMILIES = (_LIMITED_EN, _UNNEEDED_EN, _DEPTH_EN, _BARE, _BARE_READ)
+_EDGED_FAMILIES = (
+    _LIMITED_EN,
+    _UNNEEDED_EN,
+    _DEPTH_EN,
+    _BARE,
+    _BARE_READ,
+    _VISIT_SKIP,
+    _VISIT_DEEP,
+)
 
 
 @dataclass(frozen=True)
@@ -1083,10 +1191,34 @@ class Cue:
     negated: bool  # flipped by a negator ("不值得精读")
     soft: bool  # a negated deep cue: a later skim cue in the sentence wins
     text: str
+    weak: bool = False  # a rating, a time budget or the writer's own visit
+    scored: bool = False  # weak because it is a rating or a time budget
+    budget: bool = False  # a time budget: "give it an hour"
 
 
-def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue]:
-    """Verdict cues in `text[start:end]` (lower-cased, normalised), in order."""
+def find_cues(text: str, start: int = 0, end: int | None = None) -> list[Cue]:
+    """Verdict cues in `text[start:end]` (lower-cased, normalised), in order.
+
+    Weak cues (ratings, time budgets, the writer's own visit) count only in a note that
+    says nothing stronger.
+    """
+    cues = list(_all_cues(text, start, end))
+    if any(c.weak for c in cues) and not all(c.weak for c in cues):
+        # a rating yields to a directive in its own sentence, a time budget to none; the
+        # writer's own visit yields to any directive
+        return [
+            c
+            for c in cues
+            if not c.weak or c.budget or (c.scored and not _said_beside(text, c, cues))
+        ]
+    if cues and all(c.weak for c in cues) and any(c.verdict is Verdict.SKIP for c in cues):
+        # "I glanced at it, then closed the tab": the visit ended in a skip
+        return [c for c in cues if c.verdict is Verdict.SKIP and not c.soft] or cues
+    return cues
+
+
+def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue]:
+    """Every verdict cue in `text[start:end]`, weak ones included."""
     stop = len(text) if end is None else end
     previous_end = start
     found: list[tuple[int, int, str]] = []
@@ -1114,9 +1246,13 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         a, b = m.span()
         marker = idiom.marker
         if idiom.rating:
-            marker = _WEAK + _rating_marker(m)
+            marker = _rating_marker(m)
+            if m.group()[:1].isdigit() or m.group()[:1] == "★":
+                marker = _WEAK + marker
         elif idiom.budget:
-            marker = _WEAK + _budget_marker(m)
+            # the writer's own time ("我看了十分钟", "I read it in half an hour") is a visit
+            own = _SELF.search(text, _clause_start(text, start, a), a) is not None
+            marker = (_VISIT if own else _BUDGET_MARK) + _budget_marker(m)
         elif idiom.edged and not _edges_ok(text, a, b):
             continue
         if idiom.bare and not (
@@ -1133,6 +1269,10 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
                 a, b = head.start(), m.end()
                 found = [f for f in found if not (f[0] < b and a < f[1])]
                 found.append((a, b, ""))
+    if "?" in text:
+        for a, b, marker in _answers(text, start, stop):
+            found = [f for f in found if not (f[0] < b and a < f[1])]
+            found.append((a, b, marker))
     quoted = _mentions(text, start, stop) if found else []
     if quoted:
         found = [
@@ -1146,8 +1286,6 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
             )
         ]
     found.sort()
-    if any(f[2][:1] == _WEAK for f in found):
-        found = [f for f in found if f[2][:1] != _WEAK or not _said_beside(text, f, found, stop)]
     matches = found
     stops = [m.end() for m in _CLAUSE_STOP.finditer(text, start, stop)] if found else []
     for i, (s, e, phrase) in enumerate(matches):
@@ -1210,25 +1348,50 @@ def find_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
             meaning is Meaning.NOT_NEEDED
             and kind is not None
             and phrase[:1] not in "不无没"
-            and phrase.strip(_WEAK) != _SKIP_MARK
+            and phrase.strip(_WEAK + _VISIT + _BUDGET_MARK) != _SKIP_MARK
         ):
             verdict, negated = Verdict.DEEP, True  # "can't skip this", "不能跳过"
         if meaning is Meaning.NOTHING_TO_READ:
             soft = True
-        elif verdict is Verdict.SKIP and not negated and _PART_BEFORE.search(text, clause, s):
+        elif verdict is Verdict.SKIP and not negated and _part_skipped(text, clause, s, e, stop):
             soft = True  # "代码不用读, 看那张表就够了": one part skipped, another read
         previous_end = e
-        yield Cue(s, e, meaning, verdict, negated, soft, text[s:e])
+        # the writer's own careful reading is a recommendation ("I read it carefully; build
+        # owners should do the same"), their glance is not a verdict for the reader
+        weak = phrase[:1] in (_WEAK, _VISIT, _BUDGET_MARK) or (
+            verdict is not Verdict.DEEP and _SELF.search(text, clause, e) is not None
+        )
+        scored = phrase in _SCORED or phrase[:1] == _BUDGET_MARK
+        budget = phrase[:1] == _BUDGET_MARK
+        yield Cue(s, e, meaning, verdict, negated, soft, text[s:e], weak, scored, budget)
 
 
 _NOT_THAT = ("不是", "并非", "并不是")
 _SENTENCE_STOP = re.compile(r"[。!?\n]|\.(?:\s|$)")
+# The writer telling what they did ("I glanced at it", "我看了一眼就关了"), not advising.
+_SELF = re.compile(
+    r"(?<![a-z])i\s+(?:only\s+|just\s+|first\s+)?(?:read|skimmed|glanced|looked|opened|closed|spent"
+    r"|went|checked|saw|scrolled|stopped|paged|gave|didn't|did\s+not|haven't|have\s+not)\b"
+    r"|我(?:只|就|也|没|先|才)?(?:看了|读了|扫了|翻了|点开|瞄了|花了|过了)"
+)
 _FIRST_PERSON = re.compile(r"我|\bi\s|\bi'(?:ve|d)\b")
 # A part of the PR, just before a skip cue: the rest of the note may still ask for a read.
 _PART_BEFORE = re.compile(
     r"(?:代码|源码|细节|实现|diff|正文|评论区?|讨论|补丁|\b(?:the\s+)?(?:code|diff|details"
     r"|implementation|comments|thread|discussion))(?:部分|本身|层面)?[^,;:。!?.]{0,12}$"
 )
+_PART_AFTER = re.compile(
+    r"\s*(?:打开|点开|看|读|翻|细看)?\s*(?:the\s+)?(?:diff|代码|源码|细节|实现|code|details|implementation)\b"
+)
+
+
+def _part_skipped(text: str, clause: int, s: int, e: int, stop: int) -> bool:
+    """Does a skip cue name one part of the PR ("代码不用读", "不值得打开 diff")?"""
+    if _PART_BEFORE.search(text, clause, s) is not None:
+        return True
+    return _PART_AFTER.match(text, e, min(stop, e + 16)) is not None
+
+
 # Reading put off until later: "等它定稿再细读", "read it properly once it lands".
 _LATER_AFTER = re.compile(
     r"[^,;:。!?.]{0,24}?(?:\bonce\b|太早|为时过早|为时尚早|也不迟|不迟|too\s+early|too\s+soon"
@@ -1249,14 +1412,84 @@ def _later(text: str, clause: int, s: int, e: int, stop: int) -> bool:
     return _LATER_BEFORE.search(text, clause, s) is not None
 
 
-def _said_beside(
-    text: str, weak: tuple[int, int, str], found: list[tuple[int, int, str]], stop: int
-) -> bool:
-    """Does another statement share the sentence of a rating or time budget?"""
-    begin = max((m.end() for m in _SENTENCE_STOP.finditer(text, 0, weak[0])), default=0)
-    end_at = _SENTENCE_STOP.search(text, weak[1], stop)
-    end = end_at.start() if end_at else stop
-    return any(begin <= f[0] < end and f[2][:1] != _WEAK for f in found if f is not weak)
+# A question about reading and the answer right after it: "Should kernel people read this?
+# Absolutely.", "要不要细看？要。", "Can you skip it? You really can't.", "Worth opening? No."
+# What a question asks about, by the words in it.
+_ASKS: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern)
+    for name, pattern in (
+        ("who", r"\s*(?:who\b|谁)"),
+        ("rhetorical", r"谁会|谁还|难道|难不成|何必|who'd|who\s+would|who\s+reads|why\s+would"),
+        ("skip", r"skip|ignore|pass\s+on|excuse|能不|不细看|不看|不读"),
+        ("cost", r"cost|lose|miss|吃亏|损失"),
+        (
+            "depth",
+            r"细|仔细|认真|closely|\bclose\b|in\s+detail|deep|line\s+by\s+line|second\s+tab|carefully"
+            r"|dig|sit\s+with|in\s+full|required\s+reading",
+        ),
+        (
+            "read",
+            r"read|open|need|look|skip|ignore|看|读|点开|跳过|worth|值|material|要不要|需不需要|该不该",
+        ),
+    )
+}
+_A_NO = re.compile(
+    r"\s*(?:(?:for|if|to|对|对于)[^.?!;。,]{0,30},\s*)?(?:no\b|nope|not\s+(?:really|remotely|at\s+all|one)\b|hardly\b|none\b"
+    r"|neither\b|nothing\b|you\s+(?:don't|really\s+can't|can't|cannot)\b|not\s+unless\b|only\s+(?:if|when)\b"
+    r"|没有|没|不用|不必|不需要|不值得|不能|不)"
+)
+_A_YES = re.compile(
+    r"\s*(?:(?:for|if|to|对|对于)[^.?!;。,]{0,30},\s*)?(?:yes\b|absolutely\b|definitely\b|without\s+question\b|of\s+course\b"
+    r"|you\s+(?:will|do|should|must)\b|line\s+by\s+line\b|当然|要|需要|值得|必须|是的|应该|该)"
+)
+_ANSWER_END = re.compile(r"[。!?\n;]|\.(?:\s|$)")
+
+
+def _answers(text: str, start: int, stop: int) -> Iterator[tuple[int, int, str]]:
+    """(start, end, marker) of each answer to a question about reading the PR."""
+    for q in re.finditer(r"\?", text[start:stop]):
+        at = start + q.start()
+        begin = max((m.end() for m in _SENTENCE_STOP.finditer(text, start, at)), default=start)
+        question = text[begin:at]
+        if not _ASKS["read"].search(question):
+            continue
+        end_at = _ANSWER_END.search(text, at + 1, stop)
+        end = end_at.start() if end_at else stop
+        if end <= at + 1 or CONTRAST.search(text, at + 1, end):
+            continue  # "要看，但不用逐行": the rest of the answer decides
+        no = _A_NO.match(text, at + 1, end)
+        yes = None if no else _A_YES.match(text, at + 1, end)
+        verdict: Verdict | None
+        if _ASKS["rhetorical"].search(question):
+            verdict = Verdict.SKIP  # "谁会逐行看一个版本号变更呢?"
+        elif _ASKS["who"].match(question):
+            verdict = None if no else Verdict.DEEP  # "Who needs it? CPU maintainers."
+        elif _ASKS["skip"].search(question) and not _ASKS["cost"].search(question):
+            verdict = Verdict.DEEP if no else (Verdict.SKIP if yes else None)
+        elif yes:
+            verdict = Verdict.DEEP
+        elif no and not _ASKS["depth"].search(question):
+            verdict = Verdict.SKIP
+        else:
+            verdict = None
+        if verdict is not None:
+            yield at + 1, end, _DEEP_MARK if verdict is Verdict.DEEP else _SKIP_MARK
+
+
+def _clause_start(text: str, start: int, at: int) -> int:
+    """Where the clause holding `text[at]` starts."""
+    return max(
+        (m.end() for m in _CLAUSE_STOP.finditer(text, max(start, at - 80), at)),
+        default=max(start, at - 80),
+    )
+
+
+def _said_beside(text: str, weak: Cue, cues: list[Cue]) -> bool:
+    """Does a stronger statement share the sentence of a rating or time budget?"""
+    begin = max((m.end() for m in _SENTENCE_STOP.finditer(text, 0, weak.start)), default=0)
+    end_at = _SENTENCE_STOP.search(text, weak.end)
+    end = end_at.start() if end_at else len(text)
+    return any(begin <= c.start < end and not c.weak for c in cues)
 
 
 def has_contrast(text: str, start: int, end: int) -> bool:
