@@ -42,7 +42,7 @@ EXCERPT_MIN = 24  # a shorter verdict sentence ("值得精读。") gets the next
 # Sentence and clause boundaries (applied to NFKC text, so "，" is already ","). A "." only
 # ends a sentence before whitespace, so "v0.6.1" and "torch.compile" stay whole.
 _SENTENCE_END = re.compile(r"[。!?.\n]")
-_CLAUSE_END = re.compile(r"[。!?.\n,;:]|——| — ")
+_CLAUSE_END = re.compile(r"[。!?.\n,;:]|——| — |→|->")
 
 
 # The usual full-width punctuation, mapped as NFKC would; replacing these first keeps the
@@ -92,9 +92,22 @@ def _key(term: str) -> str:
 # A people noun, and the few words before it that say what those people work on.
 _PEOPLE = re.compile(
     r"同学|同事|工程师|开发者|开发人员|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方"
-    r"|那边|这边|侧"
+    r"|那边|这边|侧|(?<![这那一两二三几每各分同本该此哪整])组"
+    r"(?=[^\u4e00-\u9fff]|[的需要应该得请建可只看读浏扫了知不无也都和与就先重]|$)"
+    r"|(?<![这那个该此哪新大])方向(?:的)?(?=[^\u4e00-\u9fff]|[需要应该得请建可只看读]|$)"
     r"|\b(?:folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?|users?|teams?"
-    r"|crowd|reviewers?|contributors?|side|readers)\b"
+    r"|crowd|reviewers?|contributors?|side|readers|camp|crew|squad)\b"
+    r"|\bgroups?(?=\s*(?:[,:]|(?:should|can|could|may|might|must|need|needs|only|will|would"
+    r"|just|is|are|gets?|has|have)\b))"
+)
+# A group named only by its work, the noun left out: "写 kernel 的看一眼", "管镜像的不用看".
+# It is the subject of its clause, so it opens it.
+_WORKERS_ZH = re.compile(
+    r"\s*(?:而|但|但是|则|那|至于|对于?|给)?\s*"
+    r"(?:(?:做|写|管|搞|接|跑|负责|维护|碰|改|弄|玩|从事|研究|盯)(?![者人])[^,。;:!?的]{1,16}的"
+    r"(?![\u4e00-\u9fff]{0,2}(?:改动|代码|部分|逻辑|地方|问题|话|时候|文件|实现|东西|内容|事|结果|数据"
+    r"|方式|思路|版本|工作|测试))"
+    r"\s*(?:和|与|以及|及|、|跟|或|还有)?\s*)+"
 )
 _PEOPLE_LEAD_ZH = 24  # characters
 _PEOPLE_LEAD_EN = re.compile(r"(?:[\w./+-]+\s+){0,4}$")  # words
@@ -126,18 +139,43 @@ _AUDIENCE = tuple(
     )
 )
 
+# Everyone else, as a noun phrase: "the rest of the org", "everybody else", "other AMD
+# folks", "其余人", "别的组", "剩下的同学".
+_OTHERS_EN = (
+    r"(?:the\s+)?rest(?:\s+of\s+(?:us|you|them|(?:the|this|our)\s+(?:team|org|organi[sz]ation"
+    r"|project|group|world|crowd|readership|company|channel)))?"
+    r"|(?:everyone|everybody|anyone|anybody)\s+else|(?:all\s+)?others"
+    r"|other\s+(?:[\w-]+\s+)?(?:readers|folks|people|teams|groups|engineers|maintainers|owners|devs)"
+    r"|most\s+(?:readers|people|folks|of\s+us|of\s+you)"
+)
+_OTHERS_ZH = (
+    r"(?:其余|其他|其它|别的|剩下的?|剩余的?|另外的?)(?:所有|的|各)?"
+    r"(?:人|读者|同学|同事|组|团队|方向|朋友|工程师|开发者)"
+    r"|大多数人|大部分人|多数人|旁人"
+)
 _OTHERS_AFTER = re.compile(
     r"\s*(?:(?:for|to)\s+)?(?:anyone|everyone|everybody|anybody)\s+else\b|\s*(?:for|to)\s+(?:the\s+rest"
     r"|others|other\s+readers|most\s+readers|most\s+people)\b"
 )
-# A clause that only names everyone else, before the clause that tells them what to do.
+# A clause that only names everyone else, before the clause that tells them what to do:
+# "Everyone else: ...", "for the rest of you, ...", "Rest → ...", "其他人呢?", "至于其余的人,".
 _FRONTED_OTHERS = re.compile(
-    r"\s*(?:and\s+|but\s+|而|但|但是)?(?:for|to|as\s+for)\s+(?:the\s+rest(?:\s+of\s+(?:us|you|the\s+team))?"
-    r"|everyone\s+else|everybody\s+else|anyone\s+else|others|other\s+readers|most\s+readers"
-    r"|most\s+people)\s*[,:]\s*"
-    r"|\s*(?:而|但|但是)?(?:对于?|至于)(?:其他人|其余的人|其他读者|其余读者|别的人|大多数人|其他同学)"
-    r"(?:来说|而言)?\s*[,:]\s*"
+    rf"\s*(?:and\s+|but\s+|while\s+|而|但|但是|不过)?(?:(?:for|to|as\s+for)\s+)?(?:{_OTHERS_EN})"
+    r"\s*(?:[,:?]|→|->)\s*"
+    rf"|\s*(?:而|但|但是|不过)?(?:对于?|至于)?(?:{_OTHERS_ZH})(?:来说|而言|呢)?\s*(?:[,:?]|→|->)\s*"
 )
+# A statement about everyone else that opens its clause ("the rest of the org has nothing
+# to act on", "对其余人来说完全无感"): with no verdict cue it still sets them apart.
+_OTHERS_OPENING = re.compile(
+    rf"\s*(?:and\s+|but\s+|while\s+|而|但|但是|不过)?(?:(?:for|to|as\s+for)\s+)?(?:{_OTHERS_EN})\b"
+    rf"|\s*(?:而|但|但是|不过)?(?:对于?|至于)?(?:{_OTHERS_ZH})"
+)
+# A short heading that names readers before the statement meant for them: "Spec-decode:",
+# "Quant →", "KV 组:" (at most four words or twelve characters).
+_LABEL = re.compile(
+    r"\s*(?:[\w./+-]+\s+){0,3}[\w./+-]+\s*(?::|→|->)\s*|\s*[^\s,;:。!?]{1,12}\s*(?::|→|->)\s*"
+)
+_LABEL_SPLIT = re.compile(r"\s*(?:/|&|\+|、|和|与|\band\b)\s*")
 # Named readers and everyone else addressed together: "model authors and everyone else,
 # move along", "写模型的同学和其他人都不必看".
 _AND_OTHERS = re.compile(
@@ -154,9 +192,10 @@ _SUBJECT_LEAD = frozenset(
 )
 _AUDIENCE_HINT = re.compile(
     r"同学|同事|工程师|开发|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方|那边|这边|侧"
+    r"|组|方向|的"
     r"|来说|而言|\bfor\b|folks|people|maintainer|owner|author|develop|devs|engineer|user|team"
     r"|crowd|reviewer|contributor|expert|side|whoever|anyone|anybody|everyone|those|someone"
-    r"|readers|\bif you|unless you"
+    r"|readers|\bif you|unless you|group|camp|crew|squad"
 )
 
 # Audience spans: "值得<X>精读", "对<X>来说", "for <X>".
@@ -268,8 +307,9 @@ _OTHERS_SUBJECT = re.compile(
     r"|\b(?:most|non-[a-z0-9]+)\s+(?:readers|people|engineers|users|folks)\b[^.;]{0,20}$"
     r"|\b(?:anyone|everyone|those)\s+(?:not|who\s+(?:doesn't|does\s+not|don't|do\s+not))\b"
     r"[^.;]{0,40}$"
-    r"|\b(?:other\s+(?:readers|engineers|folks|people|teams)|others"
-    r"|the\s+rest(?:\s+of\s+(?:you|us|the\s+team))?)"
+    r"|\b(?:other\s+(?:[\w-]+\s+)?(?:readers|engineers|folks|people|teams|groups|devs"
+    r"|maintainers|owners)|others"
+    r"|the\s+rest(?:\s+of\s+(?:you|us|them|the\s+(?:team|org|project|group|world|company)))?)"
     r"(?:\s+(?:can|may|should|could)(?:\s+(?:just|safely|probably))?"
     r"|,?\s+(?:it's|it\s+is|this\s+is|that's|that\s+is))?\s*$"
 )
@@ -287,7 +327,8 @@ _OTHERS_HINT = re.compile(
 )
 # A subject that names people ("其余读者", "others"), not other parts of the PR ("其余改动").
 _READER_NOUN = re.compile(
-    r"otherwise|否则|读者|人|同学|工程师|开发者|用户|团队|方向|else|others|rest|readers|people"
+    r"otherwise|否则|读者|人|同学|工程师|开发者|用户|团队|方向|组|else|others|rest|readers|people"
+    r"|folks|teams|groups|devs|maintainers|owners"
 )
 
 
@@ -346,6 +387,11 @@ class Classifier:
             slot = table.setdefault(key, {})
             slot[index] = max(slot.get(index, 0.0), weight)
 
+        # a role's names ("spec-decode", "quant", "前端"): a heading of these names readers
+        self._group_names: dict[str, int] = {}
+        for index, role in enumerate(taxonomy.roles):
+            for name in (role.slug, role.name_en, role.name_zh, *role.aliases):
+                self._group_names.setdefault(_key(_normalise(name).lower()), index)
         for index, role in enumerate(taxonomy.roles):
             for term, weight in role.keywords.items():
                 add(term, index, weight)
@@ -435,10 +481,16 @@ class Classifier:
                 named.append(span[lead.start() if lead else s : m.end()])
             else:
                 named.append(span[max(0, s - _PEOPLE_LEAD_ZH) : m.end()])
+        readers = bool(named)
+        # the work alone names readers only when it names a role's work
+        workers = _WORKERS_ZH.match(span)
+        if workers is not None:
+            named.append(workers.group())
         for words in named:
             for index, value in self._span_roles(words).items():
                 found[index] = max(found.get(index, 0.0), value)
-        return frozenset(i for i, v in found.items() if v >= SPAN_MIN), bool(named)
+        roles = frozenset(i for i, v in found.items() if v >= SPAN_MIN)
+        return roles, readers or bool(roles)
 
     def _cue_audience(
         self, text: str, cue: Cue, cues: list[Cue], starts: list[int]
@@ -485,7 +537,18 @@ class Classifier:
                 c.verdict is cue.verdict for c in cues if p_start <= c.start < p_end
             ):
                 roles = self._audience_roles(text[p_start:p_end])[0]
+                if not roles and _LABEL.fullmatch(text, p_start, p_end):
+                    # "Spec-decode: read it", "Quant → skim": a heading names the readers
+                    roles = self._label_roles(text[p_start:p_end])
         return roles or None
+
+    def _label_roles(self, label: str) -> frozenset[int]:
+        """Roles a heading names by their group names ("Spec-decode:", "Quant / MoE →")."""
+        words = _LABEL_SPLIT.split(label.strip(" :→->"))
+        found = [self._group_names.get(_key(w)) for w in words if w.strip()]
+        if not found or None in found:
+            return frozenset()
+        return frozenset(i for i in found if i is not None)
 
     def _span_roles(self, text: str) -> dict[int, float]:
         scores: dict[int, float] = {}
@@ -577,6 +640,8 @@ class Classifier:
                 verdict_sentence = sentence_of(deciding.start)
         if not use_general and first_named is not None:
             verdict_sentence = sentence_of(first_named)
+        elif not use_general and named_cues:
+            verdict_sentence = sentence_of(named_cues[0][0].start)  # told to skip it
 
         # ---- role evidence
         scores = [0.0] * n_roles
@@ -690,6 +755,14 @@ class Classifier:
         # ---- role selection
         if positive_named and others_verdict is not None:
             order = sorted(positive_named, key=lambda i: (-scores[i], i))
+            # a role with more evidence than every named group is the note's own topic
+            # (its readers were named in words given to another role)
+            top = max(scores[i] for i in positive_named)
+            order += [
+                i
+                for i in range(n_roles)
+                if i not in named_verdicts and i not in suppressed and scores[i] > top
+            ]
             roles = [self.slugs[i] for i in order]
         else:
             live = [(scores[i], i) for i in range(n_roles) if i not in suppressed]

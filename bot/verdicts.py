@@ -307,8 +307,10 @@ def _negator(window: str) -> str | None:
             if len(gap.split()) > 4 or any(c in _GAP_STOP for c in gap):
                 continue
         else:
-            if phrase == "别" and s > 0 and window[s - 1] in _BIE_WORDS:
-                continue
+            if phrase == "别" and (
+                (s > 0 and window[s - 1] in _BIE_WORDS) or window[e : e + 1] == "的"
+            ):
+                continue  # 特别, 区别; 别的 (other)
             gap = window[e:]
             if len(gap.strip()) > 6 or any(c in _GAP_STOP for c in gap):
                 continue
@@ -316,7 +318,7 @@ def _negator(window: str) -> str | None:
     return found
 
 
-_CLAUSE_STOP = re.compile(r"[,;:。!?\n]|\.\s|——| — ")
+_CLAUSE_STOP = re.compile(r"[,;:。!?\n]|\.\s|——| — |→|->")
 _SUFFICIENT = re.compile(
     r"即可|就够|就行|就好|足够|足矣|只需|只要|只看|只用|\b(?:enough|all you need|suffices?"
     r"|just|only)\b"
@@ -1007,7 +1009,9 @@ _BARE: tuple[_Alt, ...] = (
         ("不看", "不读", "略。", "略.", "略!", "略;", "跳过"),
     ),
 )
-_BARE_LEAD = re.compile(r"(?:\b(?:otherwise|else|can|may|could|just|safely)\s+|[.;:!?,。]\s*)$")
+_BARE_LEAD = re.compile(
+    r"(?:\b(?:otherwise|else|can|may|could|just|safely)\s+|(?:[.;:!?,。]|→|->)\s*)$"
+)
 
 # Idiom matches carry a marker instead of a phrase; the marker says what they mean.
 _SKIP_MARK = "\t"

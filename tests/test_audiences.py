@@ -1,0 +1,127 @@
+"""Audience splits: each group a note names gets its own verdict, and so does everyone else.
+
+Groups are named by a people noun ("量化组", "the multimodal folks"), by their work alone
+("写 kernel 的", "管镜像的"), or by a heading ("Spec-decode:", "Quant →"); everyone else is
+named in many positions ("Everyone else: ...", "其他人呢?", "the rest of the org ...").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.classify import classify
+from bot.domain import Verdict
+from bot.taxonomy import Taxonomy, load_taxonomy
+
+DEEP, SKIM, SKIP = Verdict.DEEP, Verdict.SKIM, Verdict.SKIP
+
+
+@pytest.fixture(scope="module")
+def taxonomy() -> Taxonomy:
+    return load_taxonomy()
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "expected"),
+    [
+        # a Chinese group noun after the work: 组, 方向
+        (
+            "量化组请逐行细读新的 scale 布局；模型组浏览一下即可。",
+            {"moe-quant": DEEP, "models": SKIM},
+        ),
+        (
+            "注意力内核方向建议精读切分逻辑；KV 缓存组不用看。",
+            {"kernels": DEEP, "kv-cache": SKIP},
+        ),
+        # the work alone, the noun left out, and two such groups joined by 和
+        (
+            "管构建的同学一定要细读 wheel 命名；写 kernel 的浏览一下编译告警；其他人跳过。",
+            {"release-infra": DEEP, "kernels": SKIM, "frontend": SKIP},
+        ),
+        (
+            "做投机解码的和管 KV cache 的都该快速浏览一下；其余人跳过。",
+            {"spec-decode": SKIM, "kv-cache": SKIM, "models": SKIP},
+        ),
+        # 维护 inside a clause ("维护者可快速浏览 ... 量化算子的") does not open a second group
+        (
+            "TPU 平台的维护者可快速浏览 XLA 量化算子的调用方式；做量化的同学则可直接跳过。",
+            {"hardware": SKIM, "moe-quant": SKIP},
+        ),
+        # "the rest of the diff" is part of the PR, not everyone else
+        (
+            "KV-cache owners should skim the allocator. The rest of the diff can be skipped.",
+            {"kv-cache": SKIM, "models": SKIM},
+        ),
+        # English plural group nouns
+        (
+            "The multimodal groups should read the processor closely. "
+            "The kernel groups can skip it.",
+            {"multimodal": DEEP, "kernels": SKIP},
+        ),
+    ],
+)
+def test_groups_named_by_noun_or_work(
+    paragraph: str, expected: dict[str, Verdict], taxonomy: Taxonomy
+) -> None:
+    got = classify("Refactor the shared loading path", paragraph, taxonomy)
+    for role, verdict in expected.items():
+        assert got.verdict_for(role) is verdict, role
+
+
+def test_demonstratives_do_not_make_a_group(taxonomy: Taxonomy) -> None:
+    # "这组 kernel" is a set of kernels; "kernel 组" is the kernels group
+    rest = "可以略过，写模型的同学精读路由部分。"
+    got = classify("Tune fused MoE configs", "kernel 组" + rest, taxonomy)
+    assert got.role_verdicts.get("kernels") is SKIP
+    got = classify("Tune fused MoE configs", "这组 kernel " + rest, taxonomy)
+    assert "kernels" not in got.role_verdicts
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "group", "others"),
+    [
+        ("Spec-decode: read it line by line. Everyone else: skip.", ("spec-decode", DEEP), SKIP),
+        ("Quant → skim the scale layout. Rest → skip.", ("moe-quant", SKIM), SKIP),
+        ("前端: 必读。其他人呢? 跳过即可。", ("frontend", DEEP), SKIP),
+    ],
+)
+def test_headings_name_groups_and_everyone_else(
+    paragraph: str, group: tuple[str, Verdict], others: Verdict, taxonomy: Taxonomy
+) -> None:
+    got = classify("Rework the request path", paragraph, taxonomy)
+    role, verdict = group
+    assert got.verdict_for(role) is verdict
+    outsider = "hardware"
+    assert got.verdict_for(outsider) is others
+
+
+def test_a_topic_heading_is_not_an_audience(taxonomy: Taxonomy) -> None:
+    # only a group's own names make a heading an address, not any keyword
+    got = classify(
+        "Fix the scheduler",
+        "Block table: read it closely. Model authors can skip it.",
+        taxonomy,
+    )
+    assert got.verdict is DEEP
+    assert got.verdict_for("kv-cache") is DEEP
+
+
+@pytest.mark.parametrize(
+    "others_clause",
+    [
+        "The rest of the org can skip it.",
+        "Other AMD folks can skip it.",
+        "其他组直接跳过。",
+        "别的团队可以略过。",
+        "Everyone else: not your concern.",
+        "For the rest of you, nothing to see.",
+    ],
+)
+def test_everyone_else_in_many_forms(others_clause: str, taxonomy: Taxonomy) -> None:
+    got = classify(
+        "ROCm: refresh the flash-attention build",
+        f"Whoever maintains the ROCm build should skim the new flags. {others_clause}",
+        taxonomy,
+    )
+    assert got.verdict is SKIM
+    assert got.verdict_for("models") is SKIP
