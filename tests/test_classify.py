@@ -28,7 +28,7 @@ DEV_NAMED_F1 = 0.9
 DEV_OTHER_F1 = 0.8
 DEV_VERDICT_ACCURACY = 0.9
 # Floors just under what each held-out set scores (verdict accuracy, named-role macro-F1).
-UNSEEN_FLOORS = {"unseen_v4": (0.72, 0.91), "unseen_v5": (0.52, 0.92)}
+UNSEEN_FLOORS = {"unseen_v4": (0.72, 0.91), "unseen_v5": (0.53, 0.92)}
 
 
 @pytest.fixture(scope="module")
