@@ -19,7 +19,7 @@ from bot.domain import Classification, Confidence, Verdict
 from bot.taxonomy import Taxonomy
 from bot.trie import ASCII_ALNUM as _ASCII_ALNUM
 from bot.trie import trie_regex
-from bot.verdicts import CONTRAST, HEDGE, Cue, find_cues, weak_hint
+from bot.verdicts import CONTRAST, HEDGE, Cue, Meaning, find_cues, weak_hint
 
 __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
 
@@ -109,6 +109,12 @@ _WORKERS_ZH = re.compile(
     r"|方式|思路|版本|工作|测试))"
     r"\s*(?:和|与|以及|及|、|跟|或|还有)?\s*)+"
 )
+# Any relative clause or participle: "those who bring up new architectures", "people wiring
+# image inputs", "whoever babysits the Docker build" (readers only when it names a role's work).
+_WORKERS_EN = re.compile(
+    r"\b(?:whoever|(?:anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who|that)\b"
+    r"|(?:anyone|anybody|those|people|someone|folks|readers)\s+(?=[a-z]+ing\b))\s*[^;:,.]{1,60}"
+)
 _PEOPLE_LEAD_ZH = 24  # characters
 _PEOPLE_LEAD_EN = re.compile(r"(?:[\w./+-]+\s+){0,4}$")  # words
 _AUDIENCE_ANCHORS = (
@@ -175,6 +181,16 @@ _OTHERS_OPENING = re.compile(
 _LABEL = re.compile(
     r"\s*(?:[\w./+-]+\s+){0,3}[\w./+-]+\s*(?::|→|->)\s*|\s*[^\s,;:。!?]{1,12}\s*(?::|→|->)\s*"
 )
+# A part said to be enough, in a clause with no verdict cue: "看看形状限制就行", "summary
+# level", "can get by with the outline".
+_LIMITED = re.compile(
+    r"(?:看|读|瞄|扫|了解|知道|留意|关注|有数|浏览|翻|明白|清楚|懂)[^,。;:!?]{0,20}?"
+    r"(?<!不)(?:即可|就够|就行|就好|足矣|便可)"
+    r"|\bget\s+by\s+with\b|\bsummary[\s-]level\b|\b(?:headline|title|gist|summary)\s+only\b"
+    r"|\b(?:only|just)\s+needs?\s+(?:the\b|to\s+(?:know|see|read|look|check|skim|understand"
+    r"|glance|remember|be\s+aware))"
+)
+_OTHERS_OPENER_HINT = re.compile(r"其|别|剩|另|大|多数|旁|rest|else|other|most")
 _LABEL_SPLIT = re.compile(r"\s*(?:/|&|\+|、|和|与|\band\b)\s*")
 # Named readers and everyone else addressed together: "model authors and everyone else,
 # move along", "写模型的同学和其他人都不必看".
@@ -486,6 +502,7 @@ class Classifier:
         workers = _WORKERS_ZH.match(span)
         if workers is not None:
             named.append(workers.group())
+        named.extend(m.group() for m in _WORKERS_EN.finditer(span))
         for words in named:
             for index, value in self._span_roles(words).items():
                 found[index] = max(found.get(index, 0.0), value)
@@ -550,6 +567,31 @@ class Classifier:
             return frozenset()
         return frozenset(i for i in found if i is not None)
 
+    def _limited_statements(
+        self, text: str, cues: list[Cue], starts: list[int]
+    ) -> list[tuple[Cue, frozenset[int]]]:
+        """Groups told that a part is enough, in words no cue holds: "写 kernel 的看看形状限制
+        就行", "kernel owners: summary level" (a skim for them)."""
+        out: list[tuple[Cue, frozenset[int]]] = []
+        for m in _LIMITED.finditer(text):
+            ci = bisect.bisect_right(starts, m.start()) - 1
+            c_start, c_end = _segment(starts, len(text), ci)
+            if any(c_start <= c.start < c_end for c in cues):
+                continue
+            roles = self._audience_roles(text[c_start:c_end])[0]
+            if not roles and ci > 0:
+                p_start, p_end = _segment(starts, len(text), ci - 1)
+                if _LABEL.fullmatch(text, p_start, p_end):
+                    roles = self._audience_roles(text[p_start:p_end])[0] or self._label_roles(
+                        text[p_start:p_end]
+                    )
+            if roles:
+                cue = Cue(
+                    m.start(), m.end(), Meaning.CONCLUSION_ONLY, Verdict.SKIM, False, False, ""
+                )
+                out.append((cue, roles))
+        return out
+
     def _span_roles(self, text: str) -> dict[int, float]:
         scores: dict[int, float] = {}
         for _offset, _term, weights in self._hits(text):
@@ -598,6 +640,8 @@ class Classifier:
                     others_cue = cue
             else:
                 unknown.append(cue)
+        if named_cues or others_cue is not None:
+            named_cues += self._limited_statements(text, cues, clauses())
         # ---- named readers: "做量化的同学不必看", "kernel authors should read it closely"
         named_verdicts: dict[int, Verdict] = {}
         softened: set[int] = set()
@@ -718,6 +762,16 @@ class Classifier:
                 if "self" in kinds or (
                     _OTHERS_HINT.search(text, lo, start) and _OTHERS_SUBJECT.search(text, lo, start)
                 ):
+                    others_verdict = Verdict.SKIP
+                    break
+        if others_verdict is None and named_verdicts and _OTHERS_OPENER_HINT.search(text):
+            # "the rest of the org has nothing to act on": set apart from the named groups
+            starts = clauses()
+            for c_start in starts:
+                if not _OTHERS_OPENING.match(text, c_start):
+                    continue
+                s_end = _segment(sentence_starts, len(text), sentence_of(c_start))[1]
+                if not any(c_start <= c.start < s_end for c in cues):
                     others_verdict = Verdict.SKIP
                     break
 

@@ -52,6 +52,26 @@ def taxonomy() -> Taxonomy:
             "KV-cache owners should skim the allocator. The rest of the diff can be skipped.",
             {"kv-cache": SKIM, "models": SKIM},
         ),
+        # a relative clause or a participle names the group by its work, whatever the verb
+        (
+            "Those who bring up new architectures should read the model file closely. "
+            "People wiring image inputs can skip it.",
+            {"models": DEEP, "multimodal": SKIP},
+        ),
+        # a part said to be enough, in words no verdict cue holds: a skim for that group
+        (
+            "做量化的人得逐行读；写 kernel 的看看 GEMM 的形状限制就行。",
+            {"moe-quant": DEEP, "kernels": SKIM},
+        ),
+        (
+            "Quant people: read the dequant path carefully. Kernel owners: summary level.",
+            {"moe-quant": DEEP, "kernels": SKIM},
+        ),
+        # ...but 即可 after a step to take is not about reading
+        (
+            "做量化的同学请精读；ROCm 用户升级后即可使用新功能。",
+            {"moe-quant": DEEP, "hardware": DEEP},
+        ),
         # English plural group nouns
         (
             "The multimodal groups should read the processor closely. "
@@ -125,3 +145,17 @@ def test_everyone_else_in_many_forms(others_clause: str, taxonomy: Taxonomy) -> 
     )
     assert got.verdict is SKIM
     assert got.verdict_for("models") is SKIP
+
+
+def test_everyone_else_set_apart_without_a_cue(taxonomy: Taxonomy) -> None:
+    # a statement about everyone else, with no verdict words, still sets them apart
+    got = classify(
+        "Build one abi3 wheel",
+        "Release folks should read it carefully. The rest of the org has nothing to act on.",
+        taxonomy,
+    )
+    assert got.verdict_for("release-infra") is DEEP
+    assert got.verdict_for("kernels") is SKIP
+    # ...but only when some group is told something
+    got = classify("Build one abi3 wheel", "Everyone else has seen this before.", taxonomy)
+    assert not got.role_verdicts
