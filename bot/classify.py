@@ -19,6 +19,7 @@ from bot.domain import Classification, Confidence, Verdict
 from bot.taxonomy import Taxonomy
 from bot.trie import ASCII_ALNUM as _ASCII_ALNUM
 from bot.trie import trie_regex
+from bot.verdict_model import blend, load_model
 from bot.verdicts import CONTRAST, HEDGE, Cue, Meaning, find_cues, weak_hint
 
 __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
@@ -384,6 +385,7 @@ class Classifier:
     def __init__(self, taxonomy: Taxonomy) -> None:
         self.taxonomy = taxonomy
         self.slugs = taxonomy.slugs
+        self._model = load_model()
         self._fallback = FALLBACK_ROLE if FALLBACK_ROLE in self.slugs else self.slugs[0]
         # term key -> ((role index, weight), ...), plus per-key boundary rules
         table: dict[str, dict[int, float]] = {}
@@ -602,6 +604,12 @@ class Classifier:
     # ----------------------------------------------------------------- classify
 
     def classify(self, title: str, paragraph: str) -> Classification:
+        """Roles from the rules; the verdict from the rules and the verdict model together."""
+        by_rules = self.classify_by_rules(title, paragraph)
+        return blend(by_rules, self._model.proba(_normalise(paragraph.strip()).lower()))
+
+    def classify_by_rules(self, title: str, paragraph: str) -> Classification:
+        """The classification by the rules alone (for evaluation and explanations)."""
         display = paragraph.strip()
         text = _normalise(display).lower()
         title_text = _normalise(title).lower()
@@ -950,4 +958,10 @@ def classifier_fingerprint(taxonomy: Taxonomy) -> str:
 
 
 # The modules whose code decides a classification (the fingerprint hashes them).
-RULE_MODULES = ("classify.py", "verdicts.py", "trie.py")
+RULE_MODULES = (
+    "classify.py",
+    "verdicts.py",
+    "trie.py",
+    "verdict_model.py",
+    "data/verdict_model.json",
+)

@@ -1,0 +1,188 @@
+"""A learned verdict model beside the rules: logistic regression over words and characters.
+
+Writers say "read this closely" in more ways than any phrase table holds. This model reads
+the whole paragraph as a bag of English words, word pairs and Chinese character pairs,
+and gives the probability of each verdict. It is trained from every labelled
+development set by `tests/train_verdict_model.py` (deterministic) and shipped as
+`bot/data/verdict_model.json`, loaded once.
+
+`blend` decides between the rules and the model: the rules keep a verdict they are sure of
+unless the model is confident of another; where the rules are unsure, the model decides,
+but never deep on weak evidence (then the note is a low-confidence skim). Audience-specific
+verdicts stay the rules' own.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+import operator
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from bot.domain import Classification, Confidence, Verdict
+
+__all__ = ["MODEL_PATH", "VerdictModel", "blend", "features", "load_model"]
+
+MODEL_PATH = Path(__file__).parent / "data" / "verdict_model.json"
+FORMAT = 1
+
+# The model overrides a confident rule only when it is at least this sure of another verdict.
+OVERRIDE_MIN = 0.85
+# Below this, a deep reading from the model is weak evidence: the note becomes a skim.
+DEEP_MIN = 0.5
+# At or above this the model's verdict counts as high confidence on its own.
+SURE_MIN = 0.8
+# A note with fewer features than this (a sentence or so) gives the model too little to go
+# on: the rules decide alone.
+MIN_FEATURES = 24
+
+_TOKEN = re.compile(r"[a-z][a-z0-9'\-]*|[\u3400-\u9fff]+|[.,;:!?()]")
+# Negation: words in a negator's scope are marked ("!worth" in "not worth a close read",
+# "!精读" in "不值得精读"), so that a negated phrase does not count as the phrase itself.
+_NEGATORS_EN = frozenset(
+    {
+        "not", "no", "never", "don't", "doesn't", "isn't", "aren't", "wasn't", "won't",
+        "can't", "cannot", "shouldn't", "needn't", "didn't", "nobody", "nothing", "without",
+        "hardly", "barely", "neither", "nor", "none",
+    }
+)  # fmt: skip
+NEGATION_SCOPE_EN = 3  # words
+_NEGATOR_ZH = re.compile(r"[不没无别非未勿毋莫]")
+# Characters that only look like negators here: 不仅 (not only), 不错 (good), 非常 (very)...
+_NOT_NEGATORS_ZH = frozenset(
+    {"不仅", "不但", "不只", "不光", "不止", "不错", "不少", "不妨", "不过", "不断", "非常",
+     "无论", "并非", "别的", "别人", "特别", "区别", "无法"}
+)  # fmt: skip
+NEGATION_SCOPE_ZH = 4  # characters
+
+
+def _negated_from(run: str) -> list[bool]:
+    """For each character pair of a Chinese run: does a negator govern it?"""
+    marks = [False] * max(len(run) - 1, 0)
+    for m in _NEGATOR_ZH.finditer(run):
+        i = m.start()
+        if run[i : i + 2] in _NOT_NEGATORS_ZH or run[max(i - 1, 0) : i + 1] in _NOT_NEGATORS_ZH:
+            continue
+        for j in range(i + 1, min(i + 1 + NEGATION_SCOPE_ZH, len(marks))):
+            marks[j] = True
+    return marks
+
+
+def features(text: str) -> list[str]:
+    """The model's features in a normalised, lower-cased paragraph, repeated as they occur.
+
+    English words and adjacent word pairs ("not worth"); runs of Chinese characters as
+    character pairs ("精读", "值得"); a word or pair in a negator's scope is marked with
+    "!". The kinds never collide: a pair of words holds a space, Chinese features hold no
+    ASCII letters.
+    """
+    grams: list[str] = []
+    previous = ""
+    scope = 0
+    for token in _TOKEN.findall(text):
+        if token[0] >= "\u3400":
+            marks = _negated_from(token) if _NEGATOR_ZH.search(token) else None
+            for i in range(len(token) - 1):
+                pair = token[i : i + 2]
+                grams.append("!" + pair if marks and marks[i] else pair)
+            previous, scope = "", 0
+        elif not token[0].isalnum():
+            previous, scope = "", 0
+        else:
+            word = token
+            if scope:
+                word, scope = "!" + token, scope - 1
+            if token in _NEGATORS_EN:
+                scope = NEGATION_SCOPE_EN
+            grams.append(word)
+            if previous:
+                grams.append(previous + " " + word)
+            previous = word
+    return grams
+
+
+@dataclass(frozen=True)
+class VerdictModel:
+    """Multinomial logistic regression over l2-normalised feature counts."""
+
+    classes: tuple[Verdict, ...]
+    intercept: tuple[float, ...]
+    weights: dict[str, tuple[float, ...]]
+
+    @functools.cached_property
+    def _packed(self) -> dict[str, complex]:
+        """Each feature's weights as one complex number, relative to the second class.
+
+        A softmax does not change when the same amount is added to every class, so three
+        weights carry two numbers of information: (w0 - w1) + (w2 - w1)j. Summing complex
+        numbers runs in C, which keeps scoring a note well under the time budget.
+        """
+        return {g: complex(w[0] - w[1], w[2] - w[1]) for g, w in self.weights.items()}
+
+    def proba(self, text: str) -> dict[Verdict, float] | None:
+        """The probability of each verdict for a normalised, lower-cased paragraph, or None
+        when the paragraph is too short to judge."""
+        grams = features(text)
+        if len(grams) < MIN_FEATURES:
+            return None
+        counts = Counter(grams).values()
+        norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
+        total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j) / norm
+        i0, i1, i2 = self.intercept
+        scores = (i0 - i1 + total.real, 0.0, i2 - i1 + total.imag)
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        whole = sum(exps)
+        return {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
+
+    def to_json(self) -> str:
+        body = {
+            "format": FORMAT,
+            "classes": [v.value for v in self.classes],
+            "intercept": list(self.intercept),
+            "weights": {g: list(w) for g, w in sorted(self.weights.items())},
+        }
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    @classmethod
+    def from_json(cls, raw: str) -> VerdictModel:
+        body = json.loads(raw)
+        if body.get("format") != FORMAT:
+            raise ValueError(f"verdict model format {body.get('format')!r}, expected {FORMAT}")
+        return cls(
+            classes=tuple(Verdict(v) for v in body["classes"]),
+            intercept=tuple(float(x) for x in body["intercept"]),
+            weights={str(g): tuple(float(x) for x in w) for g, w in body["weights"].items()},
+        )
+
+
+@functools.cache
+def load_model(path: Path = MODEL_PATH) -> VerdictModel:
+    """The shipped model (read once per process)."""
+    return VerdictModel.from_json(path.read_text(encoding="utf-8"))
+
+
+def blend(rules: Classification, proba: dict[Verdict, float] | None) -> Classification:
+    """The rules' classification with the main verdict decided together with the model."""
+    if proba is None:
+        return rules
+    choice = max(proba, key=lambda v: (proba[v], -v.rank))
+    p = proba[choice]
+    rules_sure = rules.verdict_confidence is Confidence.HIGH
+    if rules_sure and (choice is rules.verdict or p < OVERRIDE_MIN):
+        return rules
+    if choice is Verdict.DEEP and p < DEEP_MIN:
+        choice = Verdict.SKIM  # never deep on weak evidence
+    agree = choice is rules.verdict
+    confidence = Confidence.HIGH if p >= SURE_MIN or (agree and rules_sure) else Confidence.LOW
+    if choice is Verdict.DEEP and p < SURE_MIN and not agree:
+        confidence = Confidence.LOW
+    role_verdicts = {r: v for r, v in rules.role_verdicts.items() if v is not choice}
+    return replace(
+        rules, verdict=choice, role_verdicts=role_verdicts, verdict_confidence=confidence
+    )

@@ -1,0 +1,95 @@
+"""Train the verdict model (`bot/data/verdict_model.json`) from every development set.
+
+Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
+Needs the `dev` extra (scikit-learn).
+
+.venv/bin/python -m tests.train_verdict_model           # write bot/data/verdict_model.json
+.venv/bin/python -m tests.train_verdict_model --check   # exit 1 when the file is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from bot.classify import _normalise
+from bot.domain import Verdict
+from bot.verdict_model import MODEL_PATH, VerdictModel, features
+from tests.labelled import DEV_SETS, Labelled, load_set
+
+CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
+C = 10.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/verdict_loso.py)
+MIN_NOTES = 2  # a feature seen in fewer training notes is dropped
+PRUNE = 0.02  # weights whose largest magnitude is below this are left out of the file
+DIGITS = 4
+TOLERANCE = 2e-3  # --check: the largest weight difference still counted as the same model
+
+
+def vector(paragraph: str) -> dict[str, float]:
+    counts = Counter(features(_normalise(paragraph).lower()))
+    norm = math.sqrt(sum(c * c for c in counts.values())) or 1.0
+    return {g: c / norm for g, c in counts.items()}
+
+
+def train(notes: Iterable[Labelled]) -> VerdictModel:
+    """Fit the model on `notes` (their paragraphs and main verdicts)."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    notes = list(notes)
+    rows = [vector(n.paragraph) for n in notes]
+    seen: dict[str, int] = {}
+    for row in rows:
+        for gram in row:
+            seen[gram] = seen.get(gram, 0) + 1
+    rows = [{g: v for g, v in row.items() if seen[g] >= MIN_NOTES} for row in rows]
+    vectorizer = DictVectorizer(sort=True)
+    x = vectorizer.fit_transform(rows)
+    y = [CLASSES.index(Verdict(n.verdict)) for n in notes]
+    fitted = LogisticRegression(C=C, max_iter=10_000, tol=1e-6).fit(x, y)
+    order = [list(fitted.classes_).index(i) for i in range(len(CLASSES))]
+    coef = fitted.coef_
+    weights: dict[str, tuple[float, ...]] = {}
+    for j, gram in enumerate(vectorizer.get_feature_names_out()):
+        w = tuple(round(float(coef[k, j]), DIGITS) for k in order)
+        if max(abs(v) for v in w) >= PRUNE:
+            weights[str(gram)] = w
+    intercept = tuple(round(float(fitted.intercept_[k]), DIGITS) for k in order)
+    return VerdictModel(classes=CLASSES, intercept=intercept, weights=weights)
+
+
+def development_notes() -> list[Labelled]:
+    return [note for name in DEV_SETS for note in load_set(name)]
+
+
+def same_model(a: VerdictModel, b: VerdictModel) -> bool:
+    if a.classes != b.classes or set(a.weights) ^ set(b.weights):
+        return False
+    pairs = [(a.intercept, b.intercept), *((a.weights[g], b.weights[g]) for g in a.weights)]
+    return all(abs(x - y) <= TOLERANCE for u, v in pairs for x, y in zip(u, v, strict=True))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the shipped file")
+    parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    args = parser.parse_args(argv)
+    model = train(development_notes())
+    if args.check:
+        shipped = VerdictModel.from_json(args.out.read_text(encoding="utf-8"))
+        if not same_model(model, shipped):
+            print(f"{args.out} is stale: run python -m tests.train_verdict_model", file=sys.stderr)
+            return 1
+        print(f"{args.out}: up to date ({len(model.weights)} features)")
+        return 0
+    args.out.write_text(model.to_json(), encoding="utf-8")
+    print(f"wrote {args.out}: {len(model.weights)} features")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
