@@ -136,7 +136,9 @@ _AUDIENCE = tuple(
                 r"(?:\w+\s+){0,2}?(?:owns?|maintains?|maintaining|works?\s+on|working\s+on"
                 r"|touch(?:es|ing)?|runs?|running|cares?\s+about|deploys?|deploying|uses?|using|ships?"
                 r"|shipping|writes?|writing|adds?|adding|debug(?:s|ging)?|tracks?|tracking|publish(?:es|ing)?"
-                r"|packag(?:es?|ing)|builds?|building|operates?|operating)\s+[^;:,.]{1,60}",
+                r"|packag(?:es?|ing)|builds?|building|operates?|operating|brings?\s+up|bringing\s+up"
+                r"|wir(?:es?|ing)|keeps?|keeping|pins?|pinning|expos(?:es?|ing)|handles?|handling|ports?"
+                r"|porting|tunes?|tuning|cuts?|cutting)\s+[^;:,.]{1,60}",
                 r"\b(?:if|unless)\s+you\s+(?:\w+\s+){0,2}?(?:own|maintain|work\s+on|touch|care\s+about"
                 r"|run|deploy|use|ship|write|add|debug|track|integrate|publish|package|build|operate)"
                 r"\s+[^;:,.]{1,60}",
@@ -317,7 +319,7 @@ _AUX_CUES: dict[str, tuple[str, ...]] = {
 _AUX_RE = re.compile(trie_regex(_AUX_CUES))
 # The subject just before an "others" cue: "其余读者", "普通模型工程师", "everyone else".
 _OTHERS_SUBJECT = re.compile(
-    r"(?:其余|其他|其它|别的|剩下的|普通|一般|大多数|大部分|多数|非[^,。;]{1,12}?的"
+    r"(?:其余|其他|其它|别的|剩下的|普通|一般|大多数|大部分|多数|再往外|非[^,。;]{1,12}?的"
     r"|不(?:做|负责|维护|关注|关心|从事)[^,。;]{1,12}?的)[^,。;]{0,20}$"
     r"|\b(?:everyone|everybody|anyone|nobody|no\s+one|no-one)\s+else\b[^.;]{0,20}$"
     r"|(?:\botherwise\b|否则)[^.;]{0,20}$"
@@ -339,7 +341,7 @@ _EXCEPT_SUBJECT = re.compile(
 )
 # Cheap pre-check for an _OTHERS_SUBJECT before scanning every verdict cue of a note.
 _OTHERS_HINT = re.compile(
-    r"其余|其他|其它|别的|剩下|普通|一般|多数|大部分|不做|不负责|不维护|不关|不从事|非|否则"
+    r"其余|其他|其它|别的|剩下|普通|一般|多数|大部分|不做|不负责|不维护|不关|不从事|非|否则|再往外"
     r"|else|other|rest|most|non-|anyone|everyone|those|otherwise"
 )
 # A subject that names people ("其余读者", "others"), not other parts of the PR ("其余改动").
@@ -551,6 +553,12 @@ class Classifier:
             p_start, p_end = _segment(starts, len(text), ci - 1)
             if _EVEN.match(text, p_start, p_end):
                 return None
+            if p_end - p_start <= 40 and text[p_end - 1] in ":→>":
+                # "Spec-decode: read it.", "TPU people → full read": the readers, addressed
+                addressed = self._span_roles(text[p_start:p_end])
+                named = frozenset(i for i, v in addressed.items() if v >= SPAN_MIN)
+                if named:
+                    return named
             # ("内核同学精读；做缓存的同学只需留意边界，看结论就行": the same verdict goes on)
             if not _SENTENCE_END.search(text, p_end - 1, p_end) and all(
                 c.verdict is cue.verdict for c in cues if p_start <= c.start < p_end

@@ -388,6 +388,7 @@ _LIMITED_ZH: tuple[_Alt, ...] = (
         ("留意", "记一下", "记下"),
     ),
     (r"扫(?:下|一下|两眼|几眼)", ("扫下", "扫一下", "扫两眼", "扫几眼")),
+    (r"(?:对|核|核对|确认)(?:一)?下", ("对一下", "对下", "核一下", "核下", "核对", "确认")),
 )
 _LIMITED_EN: tuple[_Alt, ...] = (
     (
@@ -481,6 +482,25 @@ _UNNEEDED_ZH: tuple[_Alt, ...] = (
         ("标题",),
     ),
     (
+        r"(?:读|看)\s*#\s*\d+\s*(?=[。.;,]|$)|(?:直接)?读(?:后者|take\s*2)|(?:直接|改|去)?(?:看|读)\s*(?:那个|另一个"
+        r"|后一个|后者|正本|原\s*pr|#\s*\d+|\d{3,6})\s*(?:就好|就完了|就行|即可|就够了?"
+        r"|更划算|吧)|读那个[,，]?\s*这个略",
+        (
+            "另一个",
+            "后一个",
+            "后者",
+            "正本",
+            "#",
+            "take",
+            "就好",
+            "就完了",
+            "就行",
+            "即可",
+            "更划算",
+            "这个略",
+        ),
+    ),
+    (
         r"(?:亦|也|都)可(?:以)?不(?:读|看|点开|打开)",
         ("可不读", "可不看", "可以不", "可不点", "可不打"),
     ),
@@ -492,6 +512,7 @@ _UNNEEDED_ZH: tuple[_Alt, ...] = (
         r"(?:已读|标已读|点个已读|标为已读|勾掉|清掉|划掉|下一条|嫌多余)(?![完过懂])",
         ("已读", "勾掉", "清掉", "划掉", "下一条", "嫌多余"),
     ),
+    (r"无脑\s*approve|跳过无妨|(?:可以|可|直接)?跳过(?:也)?无妨", ("无脑", "无妨")),
     (r"(?:往下)?一滑就过|(?:把页面)?关(?:掉|了)(?:就好|即可|就行)", ("一滑", "关掉", "关了")),
     (
         r"(?:就|可以)?当(?:作)?没(?:看见|看到|这回事)|吃瓜|看个热闹|吃灰|散场|划走|(?:可以)?直接退了"
@@ -600,6 +621,27 @@ _UNNEEDED_EN: tuple[_Alt, ...] = (
             "nothing",
         ),
     ),
+    # pointed elsewhere: "read the newer one instead", "look at the original PR instead"
+    (
+        r"(?:don't|do\s+not|no\s+need\s+to|never)\s+(?:read|open|review)\s+(?:it|this|the\s+diff)\b"
+        r"|not\s+a\s+read\b|no\s+read\s+needed\b|rubber[\s-]stamp\b|\bn/a\b",
+        (
+            "don't",
+            "do not",
+            "no need to",
+            "never",
+            "not a read",
+            "read needed",
+            "rubber",
+            "n/a",
+        ),
+    ),
+    (
+        r"(?:read|look\s+at|see|check|go\s+to|follow)\s+(?:the\s+)?(?:newer|later|other|original|follow-up"
+        r"|merged|successor|earlier|first|second|replacement|real|actual|#\s*\d+|pr\s+#?\d+)"
+        r"[^.;]{0,40}?\binstead\b",
+        ("instead",),
+    ),
     # a question answered no ("Worth opening? No."), or one that expects no answer
     (
         r"(?:read|open|worth\s+(?:opening|reading|it|a\s+look|a\s+read))[^?.!;]{0,20}\?\s*"
@@ -659,6 +701,11 @@ _DEPTH_ZH: tuple[_Alt, ...] = (
     (
         r"必修|(?:必备)(?:课|篇|材料|清单)|本周(?:重点|必读|必看)|(?:绕|跳|躲)不(?:过去|开)",
         ("必修", "必备", "本周", "不过去", "不开"),
+    ),
+    (
+        r"(?:认真|仔细|好好|逐行)\s*review|(?:细|值得|慢慢|逐行|去|要|必|用)抠|抠细节|排在(?:最)?前面"
+        r"|千万别跳|别跳过|(?:只读|只看)一(?:个|篇)[^,;:。!?]{0,12}?[,，]?\s*(?:我选它|就(?:读|看)这(?:个|篇)|就是它)",
+        ("review", "抠", "排在", "别跳", "只读一", "只看一"),
     ),
     (
         r"(?:专题|完整|深入)?走读|深入(?:评审|审阅|研读)|重点学习|组内分享",
@@ -781,7 +828,7 @@ _DEPTH_EN: tuple[_Alt, ...] = (
         ("beside", "next to", "alongside", "side by side", "open", "monitor", "screen", "window"),
     ),
     (
-        r"(?:careful|close|detailed|thorough)\s+(?:study|attention|reading)\b|top\s+of\s+the\s+pile\b"
+        r"(?:careful|close|detailed|thorough|full|undivided)\s+(?:study|attention|reading)\b|top\s+of\s+the\s+pile\b"
         r"|p0\s+(?:reading|read|for)\b|[:：]\s*p0\b|的\s*p0\b|(?:high|top)[\s-]priority\s+(?:read|reading|for)\b"
         r"|[:：]\s*(?:high|top)[\s-]priority\b|on\s+your\s+list\s+this\week\b"
         r"|(?:merits|deserves|warrants|repays|earns)\s+(?:a\s+|its\s+|the\s+)?(?:careful|close|full"
@@ -853,6 +900,25 @@ _DEPTH_EN: tuple[_Alt, ...] = (
         ("review", "walkthrough", "walk-through", "read-through"),
     ),
     (
+        r"if\s+you\s+(?:only\s+)?read\s+(?:only\s+)?one\b|(?:the\s+)?(?:single\s+)?most\s+important\s+read\b"
+        r"|(?:the\s+)?week's\s+top\s+item\b|top\s+item\s+(?:this|of\s+the)\s+week\b|take\s+(?:this|it)\s+(?:more\s+)?"
+        r"seriously\b|(?:suggest|recommend)\s+reading\b|dig\s+in\b|(?:real|careful|full|proper)[\s-]review\b"
+        r"|not\s+a\s+rubber[\s-]stamp\b|worth\s+real\s+time\b|[:→]\s*deep\b",
+        (
+            "read one",
+            "important read",
+            "top item",
+            "seriously",
+            "suggest reading",
+            "recommend reading",
+            "dig in",
+            "review",
+            "rubber",
+            "real time",
+            "deep",
+        ),
+    ),
+    (
         r"(?:yes|definitely|absolutely|do|please),?\s+read\s+(?:it|this(?:\s+one)?)\b",
         ("read it", "read this"),
     ),
@@ -863,6 +929,14 @@ _DEPTH_EN: tuple[_Alt, ...] = (
     ),
 )
 
+# Another PR is the one to read: "#4512 is the one to read", "the re-land gets the close read".
+_ELSEWHERE: tuple[_Alt, ...] = (
+    (
+        r"(?:#\s*\d+|follow-up|re-land|reland|successor|later\s+one|other\s+one|take\s+2)[^.;]{0,40}?"
+        r"(?:is|gets)\s+the\s+(?:one\s+to\s+read|close\s+read|careful\s+read)\b",
+        ("#", "follow-up", "re-land", "reland", "successor", "later one", "other one", "take 2"),
+    ),
+)
 # A rating instead of a directive: "必读指数：低", "priority: high".
 _RATING: tuple[_Alt, ...] = (
     (
@@ -1005,8 +1079,21 @@ _BARE_READ: tuple[_Alt, ...] = (
 _BARE: tuple[_Alt, ...] = (
     (r"pass(?:\s+(?:on\s+it|on\s+this|over(?:\s+it|\s+this)?))?\s*(?=$|[.;:!?,])", ("pass",)),
     (
-        r"(?:不看|不读|略过|跳过|这个略|这篇略|此篇略|略)\s*(?=[。.!;]|$)",
-        ("不看", "不读", "略。", "略.", "略!", "略;", "跳过"),
+        r"(?:不看|不读|略过|跳过|这个略|这篇略|此篇略|略|跳|直接过|划水(?:即可)?|nope)\s*(?=[。.!;]|$)",
+        (
+            "不看",
+            "不读",
+            "略。",
+            "略.",
+            "略!",
+            "略;",
+            "跳过",
+            "跳。",
+            "跳.",
+            "直接过",
+            "划水",
+            "nope",
+        ),
     ),
 )
 _BARE_LEAD = re.compile(
@@ -1040,6 +1127,7 @@ _FAMILIES: tuple[tuple[tuple[_Alt, ...], str], ...] = (
     (_UNNEEDED_EN, _SKIP_MARK),
     (_DEPTH_ZH, _DEEP_MARK),
     (_DEPTH_EN, _DEEP_MARK),
+    (_ELSEWHERE, _SKIP_MARK),
     (_RATING, ""),
     (_BUDGET, ""),
     (_BARE, _SKIP_MARK),
@@ -1048,6 +1136,7 @@ _FAMILIES: tuple[tuple[tuple[_Alt, ...], str], ...] = (
     (_VISIT_DEEP, _VISIT + _DEEP_MARK),
 )
 _EDGED_FAMILIES = (
+    _ELSEWHERE,
     _LIMITED_EN,
     _UNNEEDED_EN,
     _DEPTH_EN,

@@ -296,6 +296,19 @@ def test_verdict_phrases(paragraph: str, expected: Verdict, taxonomy: Taxonomy) 
         ("做调度的不看亏大了。", Verdict.DEEP),
         ("真要改调度器那天再来翻。", Verdict.SKIP),
         ("You can safely pretend this never happened.", Verdict.SKIP),
+        # another PR is the one to read
+        ("Superseded; #4512 is the one to read.", Verdict.SKIP),
+        ("被后续重构取代了，读 #4512。", Verdict.SKIP),
+        # review as the reading verb, and the one PR to read
+        ("调度组认真 review 抢占逻辑。", Verdict.DEEP),
+        ("Queue owners: a real review, not a rubber stamp.", Verdict.DEEP),
+        ("If you only read one scheduler PR this month, make it this one.", Verdict.DEEP),
+        ("要是这周只读一个调度 PR，我选它。", Verdict.DEEP),
+        ("The engine side should take this more seriously than it looks.", Verdict.DEEP),
+        ("实现细节不值得抠，对一下新签名就行。", Verdict.SKIM),
+        ("Mechanical rename. Rebase your branch, don't read it.", Verdict.SKIP),
+        ("纯格式化，无脑 approve。", Verdict.SKIP),
+        ("A pin bump. Not a read.", Verdict.SKIP),
     ],
 )
 def test_reading_constructions(paragraph: str, expected: Verdict, taxonomy: Taxonomy) -> None:
@@ -313,6 +326,57 @@ def test_even_the_closest_readers_is_no_split(paragraph: str, taxonomy: Taxonomy
     got = classify("Enable compiler caching for HIP builds", paragraph, taxonomy)
     assert got.verdict is Verdict.SKIP
     assert got.role_verdicts == {}
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "role", "role_verdict", "others"),
+    [
+        # readers named by a group word or by what they do, without a people noun
+        ("多模态组要仔细读处理器；模型组不用看。", "multimodal", Verdict.DEEP, None),
+        ("写 kernel 的看一眼接口就行；做量化的同学要逐行读。", "kernels", Verdict.SKIM, None),
+        # readers addressed with a colon or an arrow, everyone else after them
+        (
+            "Spec-decode: read it. Kernel folks: skim the launch code.",
+            "kernels",
+            Verdict.SKIM,
+            None,
+        ),
+        ("TPU people → full read. Rest → skip.", "hardware", Verdict.DEEP, Verdict.SKIP),
+        ("管镜像的同学扫一眼原因。其他人: 跳过。", "release-infra", Verdict.SKIM, Verdict.SKIP),
+        # readers named by an everyday verb for their work
+        (
+            "People who keep the AMD boxes running should read it properly; the rest can skip it.",
+            "hardware",
+            Verdict.DEEP,
+            Verdict.SKIP,
+        ),
+    ],
+)
+def test_more_audience_forms(
+    paragraph: str,
+    role: str,
+    role_verdict: Verdict,
+    others: Verdict | None,
+    taxonomy: Taxonomy,
+) -> None:
+    got = classify("A change across the engine", paragraph, taxonomy)
+    assert got.verdict_for(role) is role_verdict
+    if others is not None:
+        outsider = next(s for s in ("spec-decode", "frontend", "models") if s != role)
+        assert got.verdict_for(outsider) is others
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        "A V0 version that was rewritten later; read the newer one instead.",
+        "Look at the original PR instead, this is a duplicate.",
+        "和 #11212 重复，直接看另一个就好。",
+        "思路已被新方案吸收。读那个，这个略。",
+    ],
+)
+def test_pointed_elsewhere_is_skip(paragraph: str, taxonomy: Taxonomy) -> None:
+    assert classify("调度器小改动", paragraph, taxonomy).verdict is Verdict.SKIP
 
 
 def test_first_verdict_sentence_wins(taxonomy: Taxonomy) -> None:
