@@ -97,7 +97,7 @@ _PEOPLE = re.compile(
     r"(?=[^\u4e00-\u9fff]|[的需要应该得请建可只看读浏扫了知不无也都和与就先重]|$)"
     r"|(?<![这那个该此哪新大])方向(?:的)?(?=[^\u4e00-\u9fff]|[需要应该得请建可只看读]|$)"
     r"|\b(?:folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?|users?|teams?"
-    r"|crowd|reviewers?|contributors?|side|readers|camp|crew|squad)\b"
+    r"|crowd|reviewers?|contributors?|side|readers|camp|crew|squad|folk|porters?)\b"
     r"|\bgroups?(?=\s*(?:[,:]|(?:should|can|could|may|might|must|need|needs|only|will|would"
     r"|just|is|are|gets?|has|have)\b))"
 )
@@ -187,13 +187,19 @@ _LABEL = re.compile(
 # A part said to be enough, in a clause with no verdict cue: "看看形状限制就行", "summary
 # level", "can get by with the outline".
 _LIMITED = re.compile(
-    r"(?:看|读|瞄|扫|了解|知道|留意|关注|有数|浏览|翻|明白|清楚|懂)[^,。;:!?]{0,20}?"
+    r"(?:看|读|瞄|扫|了解|知道|留意|关注|关心|在意|有数|浏览|翻|明白|清楚|懂)[^,。;:!?]{0,30}?"
     r"(?<!不)(?:即可|就够|就行|就好|足矣|便可)"
     r"|\bget\s+by\s+with\b|\bsummary[\s-]level\b|\b(?:headline|title|gist|summary)\s+only\b"
     r"|\b(?:only|just)\s+needs?\s+(?:the\b|to\s+(?:know|see|read|look|check|skim|understand"
     r"|glance|remember|be\s+aware))"
 )
+# What is enough for everyone else: a skim of that much.
+_ENOUGH = re.compile(
+    r"(?<!不)(?:就够|便足够|足够了)"
+    r"|\b(?:is|are)\s+(?:enough|plenty|sufficient|all\s+(?:you|they)\s+need)\b"
+)
 _OTHERS_OPENER_HINT = re.compile(r"其|别|剩|另|大|多数|旁|rest|else|other|most")
+_GROUP_WORD_SPLIT = re.compile(r"[\s/-]+")
 _LABEL_SPLIT = re.compile(r"\s*(?:/|&|\+|、|和|与|\band\b)\s*")
 # Named readers and everyone else addressed together: "model authors and everyone else,
 # move along", "写模型的同学和其他人都不必看".
@@ -412,6 +418,8 @@ class Classifier:
         for index, role in enumerate(taxonomy.roles):
             for name in (role.slug, role.name_en, role.name_zh, *role.aliases):
                 self._group_names.setdefault(_key(_normalise(name).lower()), index)
+        zh_names = sorted((n for n in self._group_names if not n.isascii()), key=len, reverse=True)
+        self._zh_group_name = re.compile(f"(?:{'|'.join(map(re.escape, zh_names))})$")
         for index, role in enumerate(taxonomy.roles):
             for term, weight in role.keywords.items():
                 add(term, index, weight)
@@ -499,8 +507,16 @@ class Classifier:
             if m.group()[0] in _ASCII_ALNUM:
                 lead = _PEOPLE_LEAD_EN.search(span, max(0, s - 80), s)
                 named.append(span[lead.start() if lead else s : m.end()])
+                tail = span[max(0, s - 40) : s].split()
+                before = _GROUP_WORD_SPLIT.split(tail[-1]) if tail else []
             else:
                 named.append(span[max(0, s - _PEOPLE_LEAD_ZH) : m.end()])
+                before = [span[max(0, s - 8) : s].rstrip(" 的")]
+            # a group's own name just before the noun: "model authors", "接模型的同学"
+            for word in before:
+                index = self._group_name_at_end(word)
+                if index is not None:
+                    found[index] = SPAN_MIN
         readers = bool(named)
         # the work alone names readers only when it names a role's work
         workers = _WORKERS_ZH.match(span)
@@ -547,7 +563,10 @@ class Classifier:
                 return "others"
         roles, readers = self._audience_roles(text[c_start:c_end])
         if not roles and readers:
-            return "unknown"  # readers named in words no role claims
+            # readers named in words no role claims, unless a heading names them
+            heading = _heading(text, starts, ci)
+            roles = self._heading_roles(text[heading[0] : heading[1]]) if heading else roles
+            return roles or "unknown"
         if not roles and ci > 0:
             # "对做量化的同学来说，不值得精读": the readers are named in the clause before
             p_start, p_end = _segment(starts, len(text), ci - 1)
@@ -567,7 +586,27 @@ class Classifier:
                 if not roles and _LABEL.fullmatch(text, p_start, p_end):
                     # "Spec-decode: read it", "Quant → skim": a heading names the readers
                     roles = self._label_roles(text[p_start:p_end])
+        if not roles:
+            # a heading speaks for its whole sentence: "API folks: nothing for you, skip"
+            heading = _heading(text, starts, ci)
+            if heading is not None:
+                if _FRONTED_OTHERS.fullmatch(text, *heading):
+                    return "others"
+                roles = self._heading_roles(text[heading[0] : heading[1]])
         return roles or None
+
+    def _group_name_at_end(self, word: str) -> int | None:
+        """The role whose name `word` is (English) or ends with (Chinese)."""
+        key = _key(word)
+        if not key:
+            return None
+        if key[-1] in _ASCII_ALNUM:
+            return self._group_names.get(key)
+        m = self._zh_group_name.search(key)
+        return self._group_names[m.group()] if m else None
+
+    def _heading_roles(self, heading: str) -> frozenset[int]:
+        return self._audience_roles(heading)[0] or self._label_roles(heading)
 
     def _label_roles(self, label: str) -> frozenset[int]:
         """Roles a heading names by their group names ("Spec-decode:", "Quant / MoE →")."""
@@ -589,12 +628,9 @@ class Classifier:
             if any(c_start <= c.start < c_end for c in cues):
                 continue
             roles = self._audience_roles(text[c_start:c_end])[0]
-            if not roles and ci > 0:
-                p_start, p_end = _segment(starts, len(text), ci - 1)
-                if _LABEL.fullmatch(text, p_start, p_end):
-                    roles = self._audience_roles(text[p_start:p_end])[0] or self._label_roles(
-                        text[p_start:p_end]
-                    )
+            heading = _heading(text, starts, ci) if not roles else None
+            if heading is not None:
+                roles = self._heading_roles(text[heading[0] : heading[1]])
             if roles:
                 cue = Cue(
                     m.start(), m.end(), Meaning.CONCLUSION_ONLY, Verdict.SKIM, False, False, ""
@@ -788,7 +824,11 @@ class Classifier:
                     continue
                 s_end = _segment(sentence_starts, len(text), sentence_of(c_start))[1]
                 if not any(c_start <= c.start < s_end for c in cues):
-                    others_verdict = Verdict.SKIP
+                    # "其他人知道 X 就够了", "Everyone else: the release-note line is enough"
+                    enough = _ENOUGH.search(text, c_start, s_end) or _LIMITED.search(
+                        text, c_start, s_end
+                    )
+                    others_verdict = Verdict.SKIM if enough else Verdict.SKIP
                     break
 
         # ---- the main verdict: never deep without a cue that says so
@@ -890,6 +930,18 @@ class Classifier:
             for index, value in self._span_roles(_normalise(text).lower()).items():
                 out[self.slugs[index]] += value * factor
         return out
+
+
+def _heading(text: str, starts: list[int], index: int) -> tuple[int, int] | None:
+    """The span of a heading ("Kernel people:", "Rest →") opening the sentence of clause
+    `index`, if one does and clause `index` is not the heading itself."""
+    first = index
+    while first > 0 and not _SENTENCE_END.search(text, starts[first] - 1, starts[first]):
+        first -= 1
+    if first == index:
+        return None
+    span = _segment(starts, len(text), first)
+    return span if _LABEL.fullmatch(text, *span) else None
 
 
 def _resolve(text: str, cues: list[Cue], starts: list[int]) -> tuple[Cue, Verdict]:

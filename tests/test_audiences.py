@@ -72,6 +72,11 @@ def taxonomy() -> Taxonomy:
             "做量化的同学请精读；ROCm 用户升级后即可使用新功能。",
             {"moe-quant": DEEP, "hardware": DEEP},
         ),
+        # a heading speaks for its whole sentence
+        (
+            "Kernel people: read it closely. API folks: nothing new for you, skip.",
+            {"kernels": DEEP, "frontend": SKIP},
+        ),
         # English plural group nouns
         (
             "The multimodal groups should read the processor closely. "
@@ -147,15 +152,42 @@ def test_everyone_else_in_many_forms(others_clause: str, taxonomy: Taxonomy) -> 
     assert got.verdict_for("models") is SKIP
 
 
-def test_everyone_else_set_apart_without_a_cue(taxonomy: Taxonomy) -> None:
-    # a statement about everyone else, with no verdict words, still sets them apart
-    got = classify(
-        "Build one abi3 wheel",
-        "Release folks should read it carefully. The rest of the org has nothing to act on.",
-        taxonomy,
-    )
-    assert got.verdict_for("release-infra") is DEEP
-    assert got.verdict_for("kernels") is SKIP
-    # ...but only when some group is told something
+def test_no_split_without_a_group_told_something(taxonomy: Taxonomy) -> None:
     got = classify("Build one abi3 wheel", "Everyone else has seen this before.", taxonomy)
     assert not got.role_verdicts
+
+
+@pytest.mark.parametrize(
+    ("others_sentence", "expected"),
+    [
+        ("其他人知道核心里不再有 beam search 就够了。", SKIM),
+        ("Everyone else: the one-line changelog entry is enough.", SKIM),
+        ("其他人路过就好。", SKIP),
+        # a statement about everyone else, with no verdict words, still sets them apart
+        ("The rest of the org has nothing to act on.", SKIP),
+    ],
+)
+def test_what_is_enough_for_everyone_else(
+    others_sentence: str, expected: Verdict, taxonomy: Taxonomy
+) -> None:
+    got = classify(
+        "Move beam search out of the engine core",
+        f"Frontend maintainers should read the new entry point carefully. {others_sentence}",
+        taxonomy,
+    )
+    assert got.verdict_for("frontend") is DEEP
+    assert got.verdict_for("kernels") is expected
+
+
+def test_a_group_name_before_the_people_noun(taxonomy: Taxonomy) -> None:
+    got = classify("Add a VLM", "做多模态的同学值得细读；接模型的同学浏览即可。", taxonomy)
+    assert (got.verdict_for("multimodal"), got.verdict_for("models")) == (DEEP, SKIM)
+    # in English the name is the word before the noun, or a part of it ("server-side")
+    got = classify(
+        "Default the sampler to FlashInfer",
+        "Kernel people should study it. Server-side folks can skim; model owners can skip.",
+        taxonomy,
+    )
+    assert got.verdict_for("kernels") is DEEP
+    assert got.verdict_for("frontend") is SKIM
+    assert got.verdict_for("models") is SKIP
