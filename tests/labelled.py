@@ -4,7 +4,8 @@ Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written not
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
 styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
 sets), `dev8`–`dev25` (development notes by eighteen more writers) and `unseen_v4`,
-`unseen_v5` (held out, frozen: scored, never read for ideas; see fixtures/README.md).
+`unseen_v5` (held out, frozen: scored, never read for ideas; see fixtures/README.md), and
+`val1`–`val5` (validation: scored in aggregate only, never trained or tuned on).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
 splits its audience, every named group's verdict and the verdict of everyone else are
@@ -29,6 +30,9 @@ UNSEEN: dict[str, str] = {
     "unseen_v4": "4c2f3d37e425c3cac7588187d54ff7129caff065f6519e8abc279241234f69c0",
     "unseen_v5": "53de2f4d9df7dfba261483cc56829b54cbebf962f2db7514a2ed28ebb691275f",
 }
+# Validation sets: written after the verdict model and the newer rules, never trained or
+# tuned on, scored in aggregate to compare approaches while the held-out sets stay untouched.
+VALIDATION_SETS = ("val1", "val2", "val3", "val4", "val5")
 DEV_SETS = (
     "seeds", "dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10",
     "dev11", "dev12", "dev13", "dev14", "dev15", "dev16", "dev17", "dev18", "dev19", "dev20",

@@ -9,15 +9,19 @@ checked); they are scored in aggregate only and never read for ideas (see the RE
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from bot.classify import build_classifier, classify
 from bot.domain import Confidence, Verdict
 from bot.taxonomy import Taxonomy, load_taxonomy
+from tests.fixtures_util import FIXTURES
 from tests.labelled import (
     DEV_SETS,
     NAMED_ROLES,
     UNSEEN,
+    VALIDATION_SETS,
     Labelled,
     load_set,
     score,
@@ -85,6 +89,36 @@ def test_dev_set_quality(name: str, taxonomy: Taxonomy) -> None:
         if name in PROBES:
             floor -= 0.3
         assert f1 >= floor, f"{name}: {slug} F1 {f1:.2f} < {floor}"
+
+
+# Validation sets: (verdict accuracy, named-role macro-F1) floors under what they score.
+VALIDATION_FLOORS = {
+    "val1": (0.54, 0.94),
+    "val2": (0.82, 0.95),
+    "val3": (0.72, 0.96),
+    "val4": (0.72, 0.97),
+    "val5": (0.61, 0.94),
+}
+
+
+def test_validation_sets_are_frozen() -> None:
+    listed = (FIXTURES / "validation.sha256").read_text(encoding="utf-8").split("\n")
+    sums = dict(reversed(line.split()) for line in listed if line.strip())
+    for name in VALIDATION_SETS:
+        path = FIXTURES / f"labels_{name}.jsonl"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == sums[path.name], name
+
+
+@pytest.mark.parametrize("name", VALIDATION_SETS)
+def test_validation_set_score(name: str, taxonomy: Taxonomy) -> None:
+    """Aggregate only: validation notes are never trained or tuned on."""
+    notes = load_set(name)
+    assert len(notes) == 150
+    result = score(notes, build_classifier(taxonomy).classify, taxonomy.slugs)
+    print("\n" + result.line(name))
+    verdict_floor, named_floor = VALIDATION_FLOORS[name]
+    assert result.verdict_accuracy >= verdict_floor
+    assert result.named_macro_f1 >= named_floor
 
 
 @pytest.mark.parametrize("name", UNSEEN)
