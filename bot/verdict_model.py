@@ -7,9 +7,10 @@ development set by `tests/train_verdict_model.py` (deterministic) and shipped as
 `bot/data/verdict_model.json`, loaded once.
 
 `blend` decides between the rules and the model: the rules keep a verdict they are sure of
-unless the model is confident of another; where the rules are unsure, the model decides,
-but never deep on weak evidence (then the note is a low-confidence skim). Audience-specific
-verdicts stay the rules' own.
+unless the model is confident of another (fairly sure of another: contradictory evidence,
+a low-confidence skim); where the rules are unsure, the model decides, but never deep on
+weak evidence (then the note is a low-confidence skim). Audience-specific verdicts stay
+the rules' own.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ __all__ = ["MODEL_PATH", "VerdictModel", "blend", "features", "load_model"]
 MODEL_PATH = Path(__file__).parent / "data" / "verdict_model.json"
 FORMAT = 1
 
-# The model overrides a confident rule only when it is at least this sure of another verdict.
+# The model overrides a confident rule only when it is at least this sure of another verdict;
+# from CONTRADICT_MIN up to that, the evidence is contradictory: a cautious skim, low confidence.
 OVERRIDE_MIN = 0.85
+CONTRADICT_MIN = 0.7
 # Below this, a deep reading from the model is weak evidence: the note becomes a skim.
 DEEP_MIN = 0.5
 # At or above this the model's verdict counts as high confidence on its own.
@@ -174,15 +177,28 @@ def blend(rules: Classification, proba: dict[Verdict, float] | None) -> Classifi
     choice = max(proba, key=lambda v: (proba[v], -v.rank))
     p = proba[choice]
     rules_sure = rules.verdict_confidence is Confidence.HIGH
-    if rules_sure and (choice is rules.verdict or p < OVERRIDE_MIN):
+    if rules_sure and (choice is rules.verdict or p < CONTRADICT_MIN):
         return rules
+    if rules_sure and p < OVERRIDE_MIN:
+        return _cautious(rules)
     if choice is Verdict.DEEP and p < DEEP_MIN:
         choice = Verdict.SKIM  # never deep on weak evidence
     agree = choice is rules.verdict
     confidence = Confidence.HIGH if p >= SURE_MIN or (agree and rules_sure) else Confidence.LOW
     if choice is Verdict.DEEP and p < SURE_MIN and not agree:
         confidence = Confidence.LOW
-    role_verdicts = {r: v for r, v in rules.role_verdicts.items() if v is not choice}
+    return _with_verdict(rules, choice, confidence)
+
+
+def _cautious(rules: Classification) -> Classification:
+    """Rules and model disagree: the cautious verdict, flagged low confidence."""
+    return _with_verdict(rules, Verdict.SKIM, Confidence.LOW)
+
+
+def _with_verdict(
+    rules: Classification, verdict: Verdict, confidence: Confidence
+) -> Classification:
+    role_verdicts = {r: v for r, v in rules.role_verdicts.items() if v is not verdict}
     return replace(
-        rules, verdict=choice, role_verdicts=role_verdicts, verdict_confidence=confidence
+        rules, verdict=verdict, role_verdicts=role_verdicts, verdict_confidence=confidence
     )

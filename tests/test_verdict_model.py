@@ -8,6 +8,7 @@ from bot.classify import build_classifier
 from bot.domain import Classification, Confidence, Verdict
 from bot.taxonomy import Taxonomy, load_taxonomy
 from bot.verdict_model import (
+    CONTRADICT_MIN,
     DEEP_MIN,
     MIN_FEATURES,
     OVERRIDE_MIN,
@@ -123,8 +124,16 @@ def _proba(deep: float, skim: float, skip: float) -> dict[Verdict, float]:
 def test_blend_keeps_a_sure_rule_the_model_does_not_contradict_firmly() -> None:
     sure = _rules(Verdict.SKIP, Confidence.HIGH)
     assert blend(sure, _proba(0.1, 0.2, 0.7)) is sure
-    weak_doubt = OVERRIDE_MIN - 0.05
+    weak_doubt = CONTRADICT_MIN - 0.05
     assert blend(sure, _proba(weak_doubt, 1 - weak_doubt - 0.01, 0.01)) is sure
+
+
+def test_blend_turns_contradictory_evidence_into_a_cautious_skim() -> None:
+    sure = _rules(Verdict.DEEP, Confidence.HIGH, hardware=Verdict.SKIM)
+    between = (CONTRADICT_MIN + OVERRIDE_MIN) / 2
+    got = blend(sure, _proba(0.02, 0.98 - between, between))
+    assert (got.verdict, got.verdict_confidence) == (Verdict.SKIM, Confidence.LOW)
+    assert got.role_verdicts == {}  # hardware's skim is now the note's verdict
 
 
 def test_blend_lets_a_confident_model_overrule_and_drops_equal_audience_verdicts() -> None:
