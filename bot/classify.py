@@ -13,6 +13,7 @@ import itertools
 import re
 import threading
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
 
 from bot.domain import Classification, Confidence, Verdict
@@ -156,11 +157,20 @@ _OTHERS_EN = (
     r"|(?:everyone|everybody|anyone|anybody)\s+else|(?:all\s+)?others"
     r"|other\s+(?:[\w-]+\s+)?(?:readers|folks|people|teams|groups|engineers|maintainers|owners|devs)"
     r"|most\s+(?:readers|people|folks|of\s+us|of\s+you)"
+    r"|(?:readers|people|folks|anyone|anybody|everyone|everybody)\s+(?:outside|beyond)\s+"
+    r"(?:the\s+)?[\w-]+(?:\s+(?:folks|people|side|world|crowd))?"
 )
 _OTHERS_ZH = (
     r"(?:其余|其他|其它|别的|剩下的?|剩余的?|另外的?)(?:所有|的|各)?"
     r"(?:人|读者|同学|同事|组|团队|方向|朋友|工程师|开发者)"
     r"|大多数人|大部分人|多数人|旁人"
+    r"|除(?:了|此)?[^,。;:]{0,16}?(?:以外|之外)的?(?:人|同学|读者|所有人|其他人)?"
+)
+# Everyone except a group: "除了维护 Neuron 的人以外", "nobody outside ROCm".
+_EXCEPT = (
+    r"除(?:了|此)?[^,。;:]{0,16}?(?:以外|之外)"
+    r"|\b(?:readers|people|folks|anyone|anybody|everyone|everybody|nobody|no\s+one)\s+"
+    r"(?:outside|beyond)\b"
 )
 _OTHERS_AFTER = re.compile(
     r"\s*(?:(?:for|to)\s+)?(?:anyone|everyone|everybody|anybody)\s+else\b|\s*(?:for|to)\s+(?:the\s+rest"
@@ -326,8 +336,9 @@ _AUX_RE = re.compile(trie_regex(_AUX_CUES))
 # The subject just before an "others" cue: "其余读者", "普通模型工程师", "everyone else".
 _OTHERS_SUBJECT = re.compile(
     r"(?:其余|其他|其它|别的|剩下的|普通|一般|大多数|大部分|多数|再往外|非[^,。;]{1,12}?的"
-    r"|不(?:做|负责|维护|关注|关心|从事)[^,。;]{1,12}?的)[^,。;]{0,20}$"
+    r"|不(?:做|负责|维护|关注|关心|从事|用|碰|写|管|搞|跑)[^,。;]{1,12}?的)[^,。;]{0,20}$"
     r"|\b(?:everyone|everybody|anyone|nobody|no\s+one|no-one)\s+else\b[^.;]{0,20}$"
+    rf"|{_EXCEPT}[^.;]{{0,30}}$"
     r"|(?:\botherwise\b|否则)[^.;]{0,20}$"
     r"|\b(?:most|non-[a-z0-9]+)\s+(?:readers|people|engineers|users|folks)\b[^.;]{0,20}$"
     r"|\b(?:anyone|everyone|those)\s+(?:not|who\s+(?:doesn't|does\s+not|don't|do\s+not))\b"
@@ -336,7 +347,7 @@ _OTHERS_SUBJECT = re.compile(
     r"|maintainers|owners)|others"
     r"|the\s+rest(?:\s+of\s+(?:you|us|them|the\s+(?:team|org|project|group|world|company)))?)"
     r"(?:\s+(?:can|may|should|could)(?:\s+(?:just|safely|probably))?"
-    r"|,?\s+(?:it's|it\s+is|this\s+is|that's|that\s+is))?\s*$"
+    r"|,?\s+(?:it's|it\s+is|this\s+is|that's|that\s+is)|(?:\s+[\w']+){1,3}?)?\s*$"
 )
 # "Everyone but X" as the subject of a skip cue: X is not being told to skip.
 _EXCEPT_SUBJECT = re.compile(
@@ -344,15 +355,17 @@ _EXCEPT_SUBJECT = re.compile(
     r"|\bnon-[a-z0-9]+\s+(?:readers|people|engineers|users|folks)\b[^.;]{0,20}$"
     r"|\b(?:anyone|everyone|those)\s+(?:not|who\s+(?:doesn't|does\s+not|don't|do\s+not))\b"
     r"[^.;]{0,40}$"
+    rf"|{_EXCEPT}[^.;]{{0,30}}$"
 )
 # Cheap pre-check for an _OTHERS_SUBJECT before scanning every verdict cue of a note.
 _OTHERS_HINT = re.compile(
     r"其余|其他|其它|别的|剩下|普通|一般|多数|大部分|不做|不负责|不维护|不关|不从事|非|否则|再往外"
-    r"|else|other|rest|most|non-|anyone|everyone|those|otherwise"
+    r"|else|other|rest|most|non-|anyone|everyone|those|otherwise|除|outside|beyond"
 )
 # A subject that names people ("其余读者", "others"), not other parts of the PR ("其余改动").
 _READER_NOUN = re.compile(
-    r"otherwise|否则|读者|人|同学|工程师|开发者|用户|团队|方向|组|else|others|rest|readers|people"
+    r"^(?:非|不|除)|outside|beyond|otherwise|否则|读者|人|同学|工程师|开发者|用户|团队|方向|组|else|others|rest"
+    r"|readers|people"
     r"|folks|teams|groups|devs|maintainers|owners"
 )
 
@@ -561,7 +574,15 @@ class Classifier:
             p_start = _segment(starts, len(text), ci - 1)[0]
             if _FRONTED_OTHERS.fullmatch(text, p_start, c_start):
                 return "others"
-        roles, readers = self._audience_roles(text[c_start:c_end])
+        clause = text[c_start:c_end]
+        if not _PEOPLE.search(clause):
+            # a heading names the readers of a statement with no people of its own, whatever
+            # topic it mentions ("Model folks: skim the loading part for the MTP layers")
+            heading = _heading(text, starts, ci)
+            named = self._heading_roles(text[heading[0] : heading[1]]) if heading else None
+            if named:
+                return named
+        roles, readers = self._audience_roles(clause)
         if not roles and readers:
             # readers named in words no role claims, unless a heading names them
             heading = _heading(text, starts, ci)
@@ -650,7 +671,12 @@ class Classifier:
     def classify(self, title: str, paragraph: str) -> Classification:
         """Roles from the rules; the verdict from the rules and the verdict model together."""
         by_rules = self.classify_by_rules(title, paragraph)
-        return blend(by_rules, self._model.proba(_normalise(paragraph.strip()).lower()))
+        got = blend(by_rules, self._model.proba(_normalise(paragraph.strip()).lower()))
+        told = got.role_verdicts
+        if len(told) < len(self.slugs) or all(v is got.verdict for v in told.values()):
+            # only what differs from the main verdict, unless everyone else is told theirs
+            told = {r: v for r, v in told.items() if v is not got.verdict}
+        return got if told == got.role_verdicts else replace(got, role_verdicts=told)
 
     def classify_by_rules(self, title: str, paragraph: str) -> Classification:
         """The classification by the rules alone (for evaluation and explanations)."""
@@ -816,7 +842,11 @@ class Classifier:
                 ):
                     others_verdict = Verdict.SKIP
                     break
-        if others_verdict is None and named_verdicts and _OTHERS_OPENER_HINT.search(text):
+        if (
+            others_verdict is None
+            and (named_verdicts or use_general)
+            and _OTHERS_OPENER_HINT.search(text)
+        ):
             # "the rest of the org has nothing to act on": set apart from the named groups
             starts = clauses()
             for c_start in starts:
@@ -899,18 +929,16 @@ class Classifier:
             roles = [self.slugs[i] for i in chosen]
 
         # ---- audience-specific verdicts
-        role_verdicts: dict[str, Verdict] = {
-            self.slugs[i]: v for i, v in named_verdicts.items() if v is not verdict
-        }
-        if others_verdict is not None and others_verdict is not verdict:
-            addressed = set(named_verdicts)
-            if use_general or positive_unknown:
-                # the note's own readers: told in general, or named in words no role claims
-                addressed.update(self.slugs.index(r) for r in roles)
+        # what named groups are told stays theirs whatever main verdict the model gives
+        role_verdicts: dict[str, Verdict] = {self.slugs[i]: v for i, v in named_verdicts.items()}
+        if others_verdict is not None:
+            # the note's own readers (told in general, named in words no role claims, or
+            # told in words no cue holds) are not everyone else
+            addressed = set(named_verdicts) | {self.slugs.index(r) for r in roles}
+            # everyone else keeps what they were told even when the main verdict is the
+            # same, so that a different main verdict from the model leaves it alone
             for index, slug in enumerate(self.slugs):
-                if index in addressed:
-                    role_verdicts[slug] = named_verdicts.get(index, verdict)
-                else:
+                if index not in addressed:
                     role_verdicts[slug] = others_verdict
 
         excerpt = _excerpt(display, text, sentence_starts, verdict_sentence)
@@ -933,15 +961,15 @@ class Classifier:
 
 
 def _heading(text: str, starts: list[int], index: int) -> tuple[int, int] | None:
-    """The span of a heading ("Kernel people:", "Rest →") opening the sentence of clause
-    `index`, if one does and clause `index` is not the heading itself."""
-    first = index
-    while first > 0 and not _SENTENCE_END.search(text, starts[first] - 1, starts[first]):
-        first -= 1
-    if first == index:
-        return None
-    span = _segment(starts, len(text), first)
-    return span if _LABEL.fullmatch(text, *span) else None
+    """The span of the nearest heading ("Kernel people:", "Rest →") before clause `index`
+    in its sentence, if there is one."""
+    j = index
+    while j > 0 and not _SENTENCE_END.search(text, starts[j] - 1, starts[j]):
+        j -= 1  # the nearest heading before clause `index` in its sentence
+        span = _segment(starts, len(text), j)
+        if _LABEL.fullmatch(text, *span):
+            return span
+    return None
 
 
 def _resolve(text: str, cues: list[Cue], starts: list[int]) -> tuple[Cue, Verdict]:

@@ -77,6 +77,16 @@ def taxonomy() -> Taxonomy:
             "Kernel people: read it closely. API folks: nothing new for you, skip.",
             {"kernels": DEEP, "frontend": SKIP},
         ),
+        # the nearest heading in the sentence speaks for the statement after it
+        (
+            "Kernel folks: read it closely; model folks: not needed.",
+            {"kernels": DEEP, "models": SKIP},
+        ),
+        # a heading beats a topic the statement mentions ("for the MTP layers")
+        (
+            "Model folks: read the loader closely. Spec-decode folks: skim it for the MTP layers.",
+            {"models": DEEP, "spec-decode": SKIM},
+        ),
         # English plural group nouns
         (
             "The multimodal groups should read the processor closely. "
@@ -140,6 +150,11 @@ def test_a_topic_heading_is_not_an_audience(taxonomy: Taxonomy) -> None:
         "别的团队可以略过。",
         "Everyone else: not your concern.",
         "For the rest of you, nothing to see.",
+        # by what they do not do, or as everyone outside a group
+        "不做 ROCm 的不用看。",
+        "Others have no reason to open it.",
+        "除了维护 ROCm 的人以外都可以跳过。",
+        "Readers outside ROCm can skip it.",
     ],
 )
 def test_everyone_else_in_many_forms(others_clause: str, taxonomy: Taxonomy) -> None:
