@@ -32,7 +32,7 @@ DEV_NAMED_F1 = 0.9
 DEV_OTHER_F1 = 0.8
 DEV_VERDICT_ACCURACY = 0.9
 # Floors just under what each held-out set scores (verdict accuracy, named-role macro-F1).
-UNSEEN_FLOORS = {"unseen_v4": (0.75, 0.91), "unseen_v5": (0.66, 0.92)}
+UNSEEN_FLOORS = {"unseen_v4": (0.75, 0.91), "unseen_v5": (0.72, 0.92)}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ PROBES = ("dev3", "dev4", "dev5")  # 40 notes each, written to probe verdicts: c
 # Sets by newer writers: (verdict accuracy, role F1) floors under what they score now.
 NEWER = {
     "dev7": (0.93, 0.85),
-    "dev8": (0.92, 0.7),
+    "dev8": (0.91, 0.7),
     "dev9": (0.94, 0.8),
     "dev10": (0.88, 0.6),
     "dev11": (0.98, 0.5),
@@ -62,9 +62,9 @@ NEWER = {
     "dev23": (0.92, 0.8),
     "dev24": (0.91, 0.65),
     "dev25": (0.88, 0.8),
-    "dev26": (0.73, 0.7),
-    "dev27": (0.6, 0.7),
-    "dev28": (0.73, 0.7),
+    "dev26": (0.81, 0.7),
+    "dev27": (0.77, 0.7),
+    "dev28": (0.82, 0.7),
 }
 SIZES = {
     "seeds": 32, "dev": 60, "dev2": 76, "dev3": 40, "dev4": 40, "dev5": 40, "dev6": 68,
