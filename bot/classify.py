@@ -182,6 +182,9 @@ _FRONTED_OTHERS = re.compile(
     rf"\s*(?:and\s+|but\s+|while\s+|而|但|但是|不过)?(?:(?:for|to|as\s+for)\s+)?(?:{_OTHERS_EN})"
     r"\s*(?:[,:?]|→|->)\s*"
     rf"|\s*(?:而|但|但是|不过)?(?:对于?|至于)?(?:{_OTHERS_ZH})(?:来说|而言|呢)?\s*(?:[,:?]|→|->)\s*"
+    # a condition that leaves the note's readers out: "if you don't work on X,", "除非…,"
+    r"|\s*(?:but\s+)?(?:if\s+you\s+(?:don't|do\s+not)|unless\s+you|outside(?:\s+of)?)\b[^.;,]{1,50}\s*,\s*"
+    r"|\s*(?:如果(?:你)?不|除非|除了)[^,。;]{1,20}(?:的话|以外|之外)?\s*,\s*"
 )
 # A statement about everyone else that opens its clause ("the rest of the org has nothing
 # to act on", "对其余人来说完全无感"): with no verdict cue it still sets them apart.
@@ -553,8 +556,12 @@ class Classifier:
         after = CONTRAST.search(text, cue.end, c_end)
         if after is not None:
             c_end = after.start()
-        if _EVEN.match(text, c_start, cue.start):
-            return None  # "even ROCm maintainers only need the takeaway": said to everyone
+        if _EVEN.match(text, c_start, cue.start) or (
+            cue.verdict is Verdict.SKIP and text[cue.start - 1 : cue.start] in ("也", "亦")
+        ):
+            # "even ROCm maintainers only need the takeaway", "管镜像的同学也不必点开":
+            # said of the closest readers, so said to everyone
+            return None
         lo = max(c_start, cue.start - 40)
         subject = (
             _OTHERS_SUBJECT.search(text, lo, cue.start)
@@ -593,12 +600,6 @@ class Classifier:
             p_start, p_end = _segment(starts, len(text), ci - 1)
             if _EVEN.match(text, p_start, p_end):
                 return None
-            if p_end - p_start <= 40 and text[p_end - 1] in ":→>":
-                # "Spec-decode: read it.", "TPU people → full read": the readers, addressed
-                addressed = self._span_roles(text[p_start:p_end])
-                named = frozenset(i for i, v in addressed.items() if v >= SPAN_MIN)
-                if named:
-                    return named
             # ("内核同学精读；做缓存的同学只需留意边界，看结论就行": the same verdict goes on)
             if not _SENTENCE_END.search(text, p_end - 1, p_end) and all(
                 c.verdict is cue.verdict for c in cues if p_start <= c.start < p_end

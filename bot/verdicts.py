@@ -388,6 +388,7 @@ _LIMITED_ZH: tuple[_Alt, ...] = (
         ("留意", "记一下", "记下"),
     ),
     (r"扫(?:下|一下|两眼|几眼)", ("扫下", "扫一下", "扫两眼", "扫几眼")),
+    (r"(?:应该|可以|建议|不妨|要)(?:看一下|看看|看下)", ("看一下", "看看", "看下")),
     (r"(?:对|核|核对|确认)(?:一)?下", ("对一下", "对下", "核一下", "核下", "核对", "确认")),
 )
 _LIMITED_EN: tuple[_Alt, ...] = (
@@ -437,6 +438,10 @@ _LIMITED_EN: tuple[_Alt, ...] = (
     (r"(?:one|two|five|few)[\s-]minutes?(?:\s+version|\s+look|\s+read|\s+skim)\b", ("minute",)),
     (r"give\s+it\s+a\s+(?:moment|minute|look|glance|once-over)\b", ("give it a",)),
     (
+        r"(?:summary|description|title)\s+tells\s+(?:you|them|[\w-]+\s+(?:people|folks))\s+(?:what|everything|all)\b",
+        ("tells",),
+    ),
+    (
         r"page\s+through\b|(?:you'll|you\s+will|will)\s+want\s+to\s+know\b",
         ("page through", "want to know"),
     ),
@@ -452,10 +457,22 @@ _LIMITED_EN: tuple[_Alt, ...] = (
 # "不必回头翻", "不读也无妨", "nobody needs it", "don't spend time on it", "ancient history").
 _UNNEEDED_ZH: tuple[_Alt, ...] = (
     (
-        r"(?:不用|不必|无需|无须|用不着|不需要|没必要|犯不着|大可不必|毋须)"
+        r"(?:不用|不必|无需|无须|用不着|不需要|没必要|犯不着|大可不必|毋须|没理由|没有理由)"
         r"(?:再|去|专门|特意|特地|回头|多|在此|在这上面)?"
         r"(?:看|读|翻|打开|点开|点进|点|展开|关心|管|理会|关注|花|费|跟)",
-        ("不用", "不必", "无需", "无须", "用不着", "不需要", "没必要", "犯不着", "毋须"),
+        (
+            "不用",
+            "不必",
+            "无需",
+            "无须",
+            "用不着",
+            "不需要",
+            "没必要",
+            "犯不着",
+            "毋须",
+            "没理由",
+            "没有理由",
+        ),
     ),
     (
         r"(?:谁|任何人|大家|所有人)都(?:不需要|不用|不必|无需|没必要|用不着)"
@@ -476,9 +493,9 @@ _UNNEEDED_ZH: tuple[_Alt, ...] = (
         ("和谁", "与谁", "跟谁", "和任何人", "与任何人", "跟任何人", "和大家", "与大家", "跟大家"),
     ),
     (
-        r"(?:看|读|扫|瞄)(?:完|一眼|个|下|到|了)?标题(?:就|即|便|我就)?(?:够|行|可|足矣|知道|明白|懂|可以走|可以关"
+        r"(?:看|读|扫|瞄)(?:完|一眼|个|下|到|了)?标题(?:也就|就|即|便|我就|也)?(?:够|行|可|足矣|知道|明白|懂|可以走|可以关"
         r"|心里有数)"
-        r"|标题(?:已经?|就|已)?(?:说明|说清|讲清|交代)",
+        r"|标题(?:已经?|就|已)?(?:把[^,;:。!?]{0,6})?(?:说明|说清|讲清|交代|讲完|说完)",
         ("标题",),
     ),
     (
@@ -554,6 +571,13 @@ _UNNEEDED_EN: tuple[_Alt, ...] = (
         ("spend",),
     ),
     (r"(?:ancient|old)\s+history\b|old\s+news\b", ("history", "old news")),
+    (
+        r"(?:don't|do\s+not|doesn't|does\s+not)\s+need\s+to\s+(?:open|read|look\s+at)\b"
+        r"|(?:little|no)\s+reason\s+to\s+(?:go\s+past|open|read|look\s+at)\b"
+        r"|(?:i'd\s+not|wouldn't|would\s+not)\s+bother\b"
+        r"|(?:nobody|no\s+one|no-one)\s+(?:is\s+going\s+to|will|would)\s+(?:learn|miss|need|notice)\b",
+        ("need to", "reason to", "bother", "nobody", "no one", "no-one"),
+    ),
     (
         r"(?:read|see|check)\s+the\s+title\s+and\s+(?:you're|you\s+are|you've)\s+(?:done|read)\b"
         r"|title\s+(?:alone\s+)?(?:says|tells\s+you|conveys|covers)\s+(?:it|everything|all|what)\b"
@@ -688,7 +712,11 @@ _DEPTH_ZH: tuple[_Alt, ...] = (
         r"(?:应该|应当|建议|要|得|必须|务必|最好|都)[^,;:。!?]{0,12}?(?:读|看)(?:完|透)",
         ("读完", "看完", "读透", "看透"),
     ),
-    (r"不(?:读|看)(?:会|就会|准|一定会)?后悔", ("后悔",)),
+    (r"不(?:读|看)[^。!?]{0,20}?后悔", ("后悔",)),
+    (
+        r"没有不(?:读|看)的理由|不(?:好好)?(?:读|看)[^,;:。!?]{0,6}说不过去|(?:要是|如果)(?:不|没)(?:细读|精读|好好读|读|看)",
+        ("理由", "说不过去", "要是不", "要是没", "如果不", "如果没"),
+    ),
     (
         r"(?:不(?:看|读)(?:就|会|可就)?|可就|那可就)(?:血亏|亏大了|亏大发了|吃大亏)|血亏|亏大了"
         r"|(?:逐行|慢慢|好好|认真|必须)啃|啃透|划重点",
@@ -856,6 +884,25 @@ _DEPTH_EN: tuple[_Alt, ...] = (
     ),
     (r"no\s+reason\s+not\s+to\s+read\b", ("no reason not",)),
     (r"not\s+something\s+(?:to|you\s+can)\s+(?:skim|skip)\b", ("not something",)),
+    (
+        r"(?:nobody|no\s+one|no-one)\s+(?:[\w-]+\s+){0,4}?(?:should|can\s+afford\s+to)\s+(?:skip|ignore|miss"
+        r"|pass\s+(?:on|over))\b|no\s+excuse\s+(?:for\s+not|not\s+to)\s+read(?:ing)?|can't\s+not\s+read\b"
+        r"|(?:shouldn't|should\s+not|don't|do\s+not|mustn't)\s+(?:let\s+(?:this|it)\s+slide|pass\s+(?:this|it)"
+        r"\s+by|treat\s+(?:it|this)\s+as\s+(?:background|optional))|won't\s+want\s+to\s+(?:skim|skip)\b"
+        r"|at\s+your\s+peril\b",
+        (
+            "nobody",
+            "no one",
+            "no-one",
+            "no excuse",
+            "can't not",
+            "slide",
+            "by",
+            "treat",
+            "won't want",
+            "peril",
+        ),
+    ),
     (
         r"(?:can't|cannot|can\s+not|shouldn't|should\s+not|mustn't)\s+afford\s+to\s+(?:skim|skip|ignore)\b"
         r"|isn't\s+something\s+you\s+can\s+(?:skim|skip|ignore|breeze\s+(?:past|through)|rush)\b"
@@ -1381,6 +1428,8 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
     found.sort()
     matches = found
     stops = [m.end() for m in _CLAUSE_STOP.finditer(text, start, stop)] if found else []
+    has_question = "?" in text
+    has_self = "我" in text or "i " in text
     for i, (s, e, phrase) in enumerate(matches):
         meaning = _MARKED.get(phrase) or TERMS[phrase]
         at = bisect.bisect_right(stops, s) - 1
@@ -1404,7 +1453,7 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
                 continue
         if phrase[:1] in "不没" and s > 0 and e - s > 1 and text[s - 1] == text[s + 1]:
             continue  # "值不值得", "要不要看": a question, not a negation
-        asked = _SENTENCE_STOP.search(text, e, stop)
+        asked = _SENTENCE_STOP.search(text, e, stop) if has_question else None
         if asked is not None and asked.group() == "?":
             continue  # "要细看吗?", "worth a close read?": asked, not said
         if meaning is Meaning.NOT_WORTH and text[max(start, s - 3) : s].endswith(_NOT_THAT):
@@ -1424,8 +1473,10 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
             previous_end = e
             continue  # "我没细看", "I haven't read it closely": the writer's own reading
         if meaning not in (Meaning.NOT_NEEDED, Meaning.NOT_WORTH, Meaning.NOTHING_TO_READ):
-            if kind == "more":
+            if kind == "more" and _CAPPED.search(text, max(clause, s - 60), s) is None:
                 verdict, negated = Verdict.DEEP, True
+            elif kind == "more":
+                pass  # "no one needs more than the headline": the cue itself is the cap
             elif kind is not None:
                 negated = True
                 if verdict is Verdict.DEEP:
@@ -1452,7 +1503,7 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         # the writer's own careful reading is a recommendation ("I read it carefully; build
         # owners should do the same"), their glance is not a verdict for the reader
         weak = phrase[:1] in (_WEAK, _VISIT, _BUDGET_MARK) or (
-            verdict is not Verdict.DEEP and _SELF.search(text, clause, e) is not None
+            has_self and verdict is not Verdict.DEEP and _SELF.search(text, clause, e) is not None
         )
         scored = phrase in _SCORED or phrase[:1] == _BUDGET_MARK
         budget = phrase[:1] == _BUDGET_MARK
@@ -1460,6 +1511,9 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
 
 
 _NOT_THAT = ("不是", "并非", "并不是")
+_CAPPED = re.compile(
+    r"(?:\b(?:not|no|hardly|never|nobody|no\s+one|little|scarcely)\b|n't\b)[^.;]{0,30}more\s+than"
+)
 _SENTENCE_STOP = re.compile(r"[。!?\n]|\.(?:\s|$)")
 # The writer telling what they did ("I glanced at it", "我看了一眼就关了"), not advising.
 _SELF = re.compile(

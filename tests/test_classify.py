@@ -347,6 +347,26 @@ def test_verdict_phrases(paragraph: str, expected: Verdict, taxonomy: Taxonomy) 
         ("Mechanical rename. Rebase your branch, don't read it.", Verdict.SKIP),
         ("纯格式化，无脑 approve。", Verdict.SKIP),
         ("A pin bump. Not a read.", Verdict.SKIP),
+        # skipping, negated: a push to read
+        ("Nobody working on the scheduler should skip this.", Verdict.DEEP),
+        ("There's no excuse for not reading it closely.", Verdict.DEEP),
+        ("Queue owners, don't let this slide past.", Verdict.DEEP),
+        ("做调度的同学没有不读的理由。", Verdict.DEEP),
+        ("调度组这篇要是不细读，以后出问题都不知道从哪查。", Verdict.DEEP),
+        # "more than" under a cap
+        ("I wouldn't invest more than a glance.", Verdict.SKIM),
+        ("Hardly worth more than a skim.", Verdict.SKIM),
+        # no need to open, no reason to go further
+        ("Unless the scheduler is yours, you don't need to open it.", Verdict.SKIP),
+        ("There's little reason to go past the title.", Verdict.SKIP),
+        ("Nobody is going to learn anything from this diff.", Verdict.SKIP),
+        ("标题已经把故事讲完了。", Verdict.SKIP),
+        # a condition that sets outsiders apart: the rest of the note speaks to its readers
+        (
+            "If you don't work on the queue, the summary is enough; if you do, read it closely.",
+            Verdict.DEEP,
+        ),
+        ("除非你在做调度器，否则看结论就行；做调度的同学要精读。", Verdict.DEEP),
     ],
 )
 def test_reading_constructions(paragraph: str, expected: Verdict, taxonomy: Taxonomy) -> None:
