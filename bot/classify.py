@@ -94,11 +94,12 @@ def _key(term: str) -> str:
 # A people noun, and the few words before it that say what those people work on.
 _PEOPLE = re.compile(
     r"同学|同事|工程师|开发者|开发人员|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方"
-    r"|那边|这边|侧|(?<![这那一两二三几每各分同本该此哪整])组"
+    r"|那边|这边|侧|值班|轮值|(?<![这那一两二三几每各分同本该此哪整])组"
     r"(?=[^\u4e00-\u9fff]|[的需要应该得请建可只看读浏扫了知不无也都和与就先重]|$)"
     r"|(?<![这那个该此哪新大])方向(?:的)?(?=[^\u4e00-\u9fff]|[需要应该得请建可只看读]|$)"
     r"|\b(?:folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?|users?|teams?"
-    r"|crowd|reviewers?|contributors?|side|readers|camp|crew|squad|folk|porters?)\b"
+    r"|crowd|reviewers?|contributors?|side|readers|camp|crew|squad|folk|porters?|rotation"
+    r"|on-call)\b"
     r"|\bgroups?(?=\s*(?:[,:]|(?:should|can|could|may|might|must|need|needs|only|will|would"
     r"|just|is|are|gets?|has|have)\b))"
 )
@@ -166,9 +167,9 @@ _OTHERS_ZH = (
     r"|大多数人|大部分人|多数人|旁人"
     r"|除(?:了|此)?[^,。;:]{0,16}?(?:以外|之外)的?(?:人|同学|读者|所有人|其他人)?"
 )
-# Everyone except a group: "除了维护 Neuron 的人以外", "nobody outside ROCm".
+# Everyone except a group: "除了维护 Neuron 的人以外", "与此平台无关的人", "nobody outside ROCm".
 _EXCEPT = (
-    r"除(?:了|此)?[^,。;:]{0,16}?(?:以外|之外)"
+    r"除(?:了|此)?[^,。;:]{0,16}?(?:以外|之外)|与[^,。;:]{1,16}?(?:无关|没关系)的"
     r"|\b(?:readers|people|folks|anyone|anybody|everyone|everybody|nobody|no\s+one)\s+"
     r"(?:outside|beyond)\b"
 )
@@ -212,6 +213,10 @@ _ENOUGH = re.compile(
     r"|\b(?:is|are)\s+(?:enough|plenty|sufficient|all\s+(?:you|they)\s+need)\b"
 )
 _OTHERS_OPENER_HINT = re.compile(r"其|别|剩|另|大|多数|旁|rest|else|other|most")
+_BARE_GROUP = re.compile(
+    r"\s*(?:and\s+|but\s+|while\s+)?(?:the\s+)?([a-z][\w-]*(?:\s*(?:and|&|/)\s*[a-z][\w-]*)?)\s+"
+    r"(?:only|just|has|have|can|could|should|must|may|might|will|needs?|gets?)\b"
+)
 _GROUP_WORD_SPLIT = re.compile(r"[\s/-]+")
 _LABEL_SPLIT = re.compile(r"\s*(?:/|&|\+|、|和|与|\band\b)\s*")
 # Named readers and everyone else addressed together: "model authors and everyone else,
@@ -233,7 +238,7 @@ _AUDIENCE_HINT = re.compile(
     r"|组|方向|的"
     r"|来说|而言|\bfor\b|folks|people|maintainer|owner|author|develop|devs|engineer|user|team"
     r"|crowd|reviewer|contributor|expert|side|whoever|anyone|anybody|everyone|those|someone"
-    r"|readers|\bif you|unless you|group|camp|crew|squad"
+    r"|readers|\bif you|unless you|group|camp|crew|squad|rotation|on-call|值班|轮值"
 )
 
 # Audience spans: "值得<X>精读", "对<X>来说", "for <X>".
@@ -363,11 +368,11 @@ _EXCEPT_SUBJECT = re.compile(
 # Cheap pre-check for an _OTHERS_SUBJECT before scanning every verdict cue of a note.
 _OTHERS_HINT = re.compile(
     r"其余|其他|其它|别的|剩下|普通|一般|多数|大部分|不做|不负责|不维护|不关|不从事|非|否则|再往外"
-    r"|else|other|rest|most|non-|anyone|everyone|those|otherwise|除|outside|beyond"
+    r"|else|other|rest|most|non-|anyone|everyone|those|otherwise|除|与|outside|beyond"
 )
 # A subject that names people ("其余读者", "others"), not other parts of the PR ("其余改动").
 _READER_NOUN = re.compile(
-    r"^(?:非|不|除)|outside|beyond|otherwise|否则|读者|人|同学|工程师|开发者|用户|团队|方向|组|else|others|rest"
+    r"^(?:非|不|除|与)|outside|beyond|otherwise|否则|读者|人|同学|工程师|开发者|用户|团队|方向|组|else|others|rest"
     r"|readers|people"
     r"|folks|teams|groups|devs|maintainers|owners"
 )
@@ -509,9 +514,13 @@ class Classifier:
     def _audience_roles(self, span: str) -> tuple[frozenset[int], bool]:
         """Roles named as readers in `span` ("做量化的同学", "whoever owns the Dockerfile"),
         and whether it names readers at all."""
+        # a group's bare name as the subject: "Frontend only has to note ...", "quant can skim"
+        bare = _BARE_GROUP.match(span) if span.isascii() else None
+        found: dict[int, float] = (
+            dict.fromkeys(self._label_roles(bare.group(1)), SPAN_MIN) if bare else {}
+        )
         if not _AUDIENCE_HINT.search(span):
-            return frozenset(), False
-        found: dict[int, float] = {}
+            return frozenset(found), bool(found)
         named = [
             m.group()
             for anchors, pattern in _AUDIENCE

@@ -87,6 +87,15 @@ def taxonomy() -> Taxonomy:
             "Model folks: read the loader closely. Spec-decode folks: skim it for the MTP layers.",
             {"models": DEEP, "spec-decode": SKIM},
         ),
+        # a group's bare name as the subject, and on-call rotations as people
+        (
+            "Multimodal folks should read every check closely. Frontend can skip it.",
+            {"multimodal": DEEP, "frontend": SKIP},
+        ),
+        (
+            "The release rotation should read it closely. 前端值班浏览一下即可。",
+            {"release-infra": DEEP, "frontend": SKIM},
+        ),
         # English plural group nouns
         (
             "The multimodal groups should read the processor closely. "
@@ -155,6 +164,7 @@ def test_a_topic_heading_is_not_an_audience(taxonomy: Taxonomy) -> None:
         "Others have no reason to open it.",
         "除了维护 ROCm 的人以外都可以跳过。",
         "Readers outside ROCm can skip it.",
+        "与 ROCm 无关的人可以跳过。",
     ],
 )
 def test_everyone_else_in_many_forms(others_clause: str, taxonomy: Taxonomy) -> None:
