@@ -388,7 +388,10 @@ _LIMITED_ZH: tuple[_Alt, ...] = (
         ("留意", "记一下", "记下"),
     ),
     (r"扫(?:下|一下|两眼|几眼)", ("扫下", "扫一下", "扫两眼", "扫几眼")),
-    (r"(?:应该|可以|建议|不妨|要)(?:看一下|看看|看下)", ("看一下", "看看", "看下")),
+    (
+        r"(?:(?:应该|可以|建议|不妨|要)|(?<=同学)|(?<=的人)|(?<=组)|(?<=们))(?:看一下|看看|看下|翻一下|翻下)",
+        ("看一下", "看看", "看下", "翻一下", "翻下"),
+    ),
     (r"(?:对|核|核对|确认)(?:一)?下", ("对一下", "对下", "核一下", "核下", "核对", "确认")),
 )
 _LIMITED_EN: tuple[_Alt, ...] = (
@@ -437,6 +440,10 @@ _LIMITED_EN: tuple[_Alt, ...] = (
     ),
     (r"(?:one|two|five|few)[\s-]minutes?(?:\s+version|\s+look|\s+read|\s+skim)\b", ("minute",)),
     (r"give\s+it\s+a\s+(?:moment|minute|look|glance|once-over)\b", ("give it a",)),
+    (
+        r"(?:should|can|may|could|might|will\s+want\s+to)\s+(?:take\s+a\s+)?look\s+at\b",
+        ("look at",),
+    ),
     (
         r"(?:summary|description|title)\s+tells\s+(?:you|them|[\w-]+\s+(?:people|folks))\s+(?:what|everything|all)\b",
         ("tells",),
@@ -493,7 +500,7 @@ _UNNEEDED_ZH: tuple[_Alt, ...] = (
         ("和谁", "与谁", "跟谁", "和任何人", "与任何人", "跟任何人", "和大家", "与大家", "跟大家"),
     ),
     (
-        r"(?:看|读|扫|瞄)(?:完|一眼|个|下|到|了)?标题(?:也就|就|即|便|我就|也)?(?:够|行|可|足矣|知道|明白|懂|可以走|可以关"
+        r"(?:看|读|扫|瞄)(?:完|一眼|一下|个|下|到|了)?标题(?:也就|就|即|便|我就|也)?(?:够|行|可|足矣|知道|明白|懂|可以走|可以关"
         r"|心里有数)"
         r"|标题(?:已经?|就|已)?(?:把[^,;:。!?]{0,6})?(?:说明|说清|讲清|交代|讲完|说完)",
         ("标题",),
@@ -516,6 +523,10 @@ _UNNEEDED_ZH: tuple[_Alt, ...] = (
             "更划算",
             "这个略",
         ),
+    ),
+    (
+        r"留给[^,;:。!?]{0,12}?(?:自己)?(?:去)?(?:翻|看|查)|不(?:读|看)(?:也|亦)?(?:错过不了|不会错过)",
+        ("留给", "错过不了", "不会错过"),
     ),
     (
         r"(?:亦|也|都)可(?:以)?不(?:读|看|点开|打开)",
@@ -661,7 +672,8 @@ _UNNEEDED_EN: tuple[_Alt, ...] = (
         ),
     ),
     (
-        r"(?:read|look\s+at|see|check|go\s+to|follow)\s+(?:the\s+)?(?:newer|later|other|original|follow-up"
+        r"(?:read|look\s+at|see|check|go\s+to|follow)\s+(?:the\s+|those\s+|these\s+)?(?:newer|later|other|original"
+        r"|follow-up|successors"
         r"|merged|successor|earlier|first|second|replacement|real|actual|#\s*\d+|pr\s+#?\d+)"
         r"[^.;]{0,40}?\binstead\b",
         ("instead",),
@@ -675,10 +687,20 @@ _UNNEEDED_EN: tuple[_Alt, ...] = (
     ),
     (
         r"pretend\s+(?:this|it)\s+never\s+happened\b|take\s+it\s+on\s+trust\b|(?:bin|trash)\s+it\b"
-        r"|(?:closed|archived|filed|left)\s+unread\b|(?:isn't|is\s+not|not|none\s+of)\s+your\s+business\b"
+        r"|(?:closed|archived|filed|left)\s+unread\b|close\s+this(?:\s+one)?\b|(?:isn't|is\s+not|not|none\s+of)\s+your\s+business\b"
         r"|(?:one|something)\s+for\s+when\s+you(?:'re|\s+are)?\b|when\s+you\s+(?:actually|really)"
         r"\s+need\s+it\b",
-        ("pretend", "on trust", "bin it", "trash it", "unread", "business", "for when", "need it"),
+        (
+            "pretend",
+            "close this",
+            "on trust",
+            "bin it",
+            "trash it",
+            "unread",
+            "business",
+            "for when",
+            "need it",
+        ),
     ),
     (r"scroll(?:ing)?\s+(?:past|by|on)\b", ("scroll",)),
     (r"let\s+(?:it|this|this\s+one)\s+go\s+by\b", ("go by",)),
@@ -849,6 +871,11 @@ _DEPTH_EN: tuple[_Alt, ...] = (
         ("open next", "open beside", "open alongside"),
     ),
     (r"the\s+one\s+to\s+(?:read|study)\b", ("the one to",)),
+    (
+        r"read(?:ing)?\s+all\s+of\b|plan\s+on\s+reading\b|with\s+[^.;,]{1,40}?\s+(?:next\s+to|beside"
+        r"|alongside)\s+(?:it|you|them)\b|keep\s+[\w./-]+(?:\s+[\w./-]+){0,4}?\s+open\s+(?:while|as\s+you)\b",
+        ("all of", "plan on", "next to", "beside", "alongside", "open while", "open as"),
+    ),
     (
         r"(?:open\s+(?:beside|next\s+to|alongside|side\s+by\s+side)\b|with\s+[^.;,]{1,40}?\s+side\s+by\s+side\b|with\s+(?:the\s+|a\s+|your\s+)?"
         r"[\w./-]+(?:\s+[\w./-]+){0,3}?\s+(?<!still )(?<!left )(?<!kept )open\b"
@@ -1126,7 +1153,7 @@ _BARE_READ: tuple[_Alt, ...] = (
 _BARE: tuple[_Alt, ...] = (
     (r"pass(?:\s+(?:on\s+it|on\s+this|over(?:\s+it|\s+this)?))?\s*(?=$|[.;:!?,])", ("pass",)),
     (
-        r"(?:不看|不读|略过|跳过|这个略|这篇略|此篇略|略|跳|直接过|划水(?:即可)?|nope)\s*(?=[。.!;]|$)",
+        r"(?:不看|不读|略过|跳过|这个略|这篇略|此篇略|略|跳|直接过|划水(?:即可)?|关掉|nope)\s*(?=[。.!;]|$)",
         (
             "不看",
             "不读",
@@ -1139,6 +1166,7 @@ _BARE: tuple[_Alt, ...] = (
             "跳.",
             "直接过",
             "划水",
+            "关掉",
             "nope",
         ),
     ),
@@ -1528,7 +1556,8 @@ _PART_BEFORE = re.compile(
     r"|implementation|comments|thread|discussion))(?:部分|本身|层面)?[^,;:。!?.]{0,12}$"
 )
 _PART_AFTER = re.compile(
-    r"\s*(?:打开|点开|看|读|翻|细看)?\s*(?:the\s+)?(?:diff|代码|源码|细节|实现|code|details|implementation)\b"
+    r"\s*(?:打开|点开|看|读|翻|细看)?\s*(?:the\s+)?(?:diff|代码|源码|细节|实现|code|details|implementation"
+    r"|rest\b|refactor|churn|boilerplate|剩下的|其余部分)"
 )
 
 

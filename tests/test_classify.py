@@ -43,7 +43,7 @@ def taxonomy() -> Taxonomy:
 PROBES = ("dev3", "dev4", "dev5")  # 40 notes each, written to probe verdicts: coarser floors
 # Sets by newer writers: (verdict accuracy, role F1) floors under what they score now.
 NEWER = {
-    "dev7": (0.93, 0.85),
+    "dev7": (0.94, 0.85),
     "dev8": (0.91, 0.7),
     "dev9": (0.94, 0.8),
     "dev10": (0.89, 0.6),
@@ -52,7 +52,7 @@ NEWER = {
     "dev13": (0.94, 0.8),
     "dev14": (0.87, 0.7),
     "dev15": (0.92, 0.8),
-    "dev16": (0.9, 0.7),
+    "dev16": (0.91, 0.7),
     "dev17": (0.93, 0.75),
     "dev18": (0.93, 0.85),
     "dev19": (0.94, 0.7),
@@ -364,6 +364,14 @@ def test_verdict_phrases(paragraph: str, expected: Verdict, taxonomy: Taxonomy) 
         ("There's little reason to go past the title.", Verdict.SKIP),
         ("Nobody is going to learn anything from this diff.", Verdict.SKIP),
         ("标题已经把故事讲完了。", Verdict.SKIP),
+        # a part read, the rest skipped
+        ("Queue owners should look at the new API and ignore the refactor churn.", Verdict.SKIM),
+        ("只是安装步骤，留给真要装的人自己去翻。", Verdict.SKIP),
+        ("加了几个配置分支，不看也错过不了什么。", Verdict.SKIP),
+        ("重复 PR。关掉。", Verdict.SKIP),
+        ("If you've looked at the first one, close this one.", Verdict.SKIP),
+        ("Queue owners should plan on reading all of scheduler.py.", Verdict.DEEP),
+        ("Read the queue with the reference implementation next to it.", Verdict.DEEP),
         # a condition that sets outsiders apart: the rest of the note speaks to its readers
         (
             "If you don't work on the queue, the summary is enough; if you do, read it closely.",
