@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bot.domain import Classification, Confidence, Verdict
 
-__all__ = ["MODEL_PATH", "VerdictModel", "blend", "features", "load_model"]
+__all__ = ["MODEL_PATH", "Reading", "VerdictModel", "blend", "features", "load_model"]
 
 MODEL_PATH = Path(__file__).parent / "data" / "verdict_model.json"
 FORMAT = 1
@@ -40,9 +40,9 @@ CONTRADICT_MIN = 0.7
 DEEP_MIN = 0.5
 # At or above this the model's verdict counts as high confidence on its own.
 SURE_MIN = 0.8
-# A note with fewer features than this (a sentence or so) gives the model too little to go
-# on: the rules decide alone.
-MIN_FEATURES = 24
+# A note with fewer features than this (a sentence or so) is short: a verdict the rules are
+# sure of stands, and the model's own reading is low confidence and never deep.
+SHORT_FEATURES = 24
 
 _TOKEN = re.compile(r"[a-z][a-z0-9'\-]*|[\u3400-\u9fff]+|[.,;:!?()]")
 # Negation: words in a negator's scope are marked ("!worth" in "not worth a close read",
@@ -110,6 +110,14 @@ def features(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """The model's probabilities for one note, and whether the note is short."""
+
+    proba: dict[Verdict, float]
+    short: bool = False
+
+
+@dataclass(frozen=True)
 class VerdictModel:
     """Multinomial logistic regression over l2-normalised feature counts."""
 
@@ -127,12 +135,9 @@ class VerdictModel:
         """
         return {g: complex(w[0] - w[1], w[2] - w[1]) for g, w in self.weights.items()}
 
-    def proba(self, text: str) -> dict[Verdict, float] | None:
-        """The probability of each verdict for a normalised, lower-cased paragraph, or None
-        when the paragraph is too short to judge."""
+    def proba(self, text: str) -> Reading:
+        """The probability of each verdict for a normalised, lower-cased paragraph."""
         grams = features(text)
-        if len(grams) < MIN_FEATURES:
-            return None
         counts = Counter(grams).values()
         norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
         total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j) / norm
@@ -141,7 +146,8 @@ class VerdictModel:
         top = max(scores)
         exps = [math.exp(s - top) for s in scores]
         whole = sum(exps)
-        return {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
+        proba = {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
+        return Reading(proba, short=len(grams) < SHORT_FEATURES)
 
     def to_json(self) -> str:
         body = {
@@ -170,17 +176,23 @@ def load_model(path: Path = MODEL_PATH) -> VerdictModel:
     return VerdictModel.from_json(path.read_text(encoding="utf-8"))
 
 
-def blend(rules: Classification, proba: dict[Verdict, float] | None) -> Classification:
+def blend(rules: Classification, reading: Reading | None) -> Classification:
     """The rules' classification with the main verdict decided together with the model."""
-    if proba is None:
+    if reading is None:
         return rules
+    proba = reading.proba
     choice = max(proba, key=lambda v: (proba[v], -v.rank))
     p = proba[choice]
     rules_sure = rules.verdict_confidence is Confidence.HIGH
-    if rules_sure and (choice is rules.verdict or p < CONTRADICT_MIN):
+    if rules_sure and (choice is rules.verdict or p < CONTRADICT_MIN or reading.short):
         return rules
     if rules_sure and p < OVERRIDE_MIN:
         return _cautious(rules)
+    if reading.short:
+        # a sentence or so, and no verdict the rules are sure of: little evidence either way
+        if choice is Verdict.DEEP or p < SURE_MIN:
+            return rules
+        return _with_verdict(rules, choice, Confidence.LOW)
     if choice is Verdict.DEEP and p < DEEP_MIN:
         choice = Verdict.SKIM  # never deep on weak evidence
     agree = choice is rules.verdict

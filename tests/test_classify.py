@@ -787,8 +787,10 @@ def test_no_cue_is_never_deep(taxonomy: Taxonomy) -> None:
     )
     assert got.verdict is Verdict.SKIM
     assert got.verdict_confidence is Confidence.LOW
+    # One line and no verdict phrase: the verdict model may read it as skip or skim, never
+    # deep, and never with high confidence.
     got = classify("Prefix cache block reuse", "Block reuse was redesigned.", taxonomy)
-    assert got.verdict is Verdict.SKIM
+    assert got.verdict is not Verdict.DEEP
     assert got.verdict_confidence is Confidence.LOW
 
 

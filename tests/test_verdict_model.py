@@ -10,9 +10,10 @@ from bot.taxonomy import Taxonomy, load_taxonomy
 from bot.verdict_model import (
     CONTRADICT_MIN,
     DEEP_MIN,
-    MIN_FEATURES,
     OVERRIDE_MIN,
+    SHORT_FEATURES,
     SURE_MIN,
+    Reading,
     VerdictModel,
     blend,
     features,
@@ -79,23 +80,25 @@ def _words(n: int, word: str = "filler") -> str:
 
 def test_proba_follows_the_weights_and_sums_to_one() -> None:
     model = _model({"deep": (0.4, 0.0, 0.0), "skip": (0.0, 0.0, 0.4)})
-    p = model.proba(_words(MIN_FEATURES, "deep"))
-    assert p is not None
+    p = model.proba(_words(SHORT_FEATURES, "deep")).proba
     assert max(p, key=lambda v: p[v]) is Verdict.DEEP
     assert sum(p.values()) == pytest.approx(1.0)
-    q = model.proba(_words(MIN_FEATURES, "skip") + " deep")
-    assert q is not None
+    q = model.proba(_words(SHORT_FEATURES, "skip") + " deep").proba
     assert max(q, key=lambda v: q[v]) is Verdict.SKIP
-    flat = model.proba(_words(MIN_FEATURES))
-    assert flat is not None
+    flat = model.proba(_words(SHORT_FEATURES)).proba
     assert flat[Verdict.DEEP] == pytest.approx(1 / 3)
 
 
-def test_a_short_note_is_left_to_the_rules() -> None:
-    model = _model({"skip": (0.0, 0.0, 9.0)})
-    assert model.proba("skip skip skip") is None
+def test_in_a_short_note_a_sure_rule_stands_and_the_model_is_never_sure() -> None:
+    model = _model({"skip": (0.0, 0.0, 9.0), "deep": (9.0, 0.0, 0.0)})
+    short_skip = model.proba("skip skip skip")
+    assert short_skip.short and not model.proba(_words(SHORT_FEATURES)).short
     sure = _rules(Verdict.DEEP, Confidence.HIGH)
-    assert blend(sure, model.proba("skip skip skip")) is sure
+    assert blend(sure, short_skip) is sure
+    unsure = _rules(Verdict.SKIM, Confidence.LOW)
+    got = blend(unsure, short_skip)
+    assert (got.verdict, got.verdict_confidence) == (Verdict.SKIP, Confidence.LOW)
+    assert blend(unsure, model.proba("deep deep deep")) is unsure  # never deep from a line
 
 
 def test_model_file_round_trip() -> None:
@@ -117,8 +120,8 @@ def _rules(verdict: Verdict, confidence: Confidence, **role_verdicts: Verdict) -
     )
 
 
-def _proba(deep: float, skim: float, skip: float) -> dict[Verdict, float]:
-    return {Verdict.DEEP: deep, Verdict.SKIM: skim, Verdict.SKIP: skip}
+def _proba(deep: float, skim: float, skip: float) -> Reading:
+    return Reading({Verdict.DEEP: deep, Verdict.SKIM: skim, Verdict.SKIP: skip})
 
 
 def test_blend_keeps_a_sure_rule_the_model_does_not_contradict_firmly() -> None:

@@ -34,9 +34,7 @@ COLUMNS = ("rules", "model", "shipped")
 
 
 def _model_only(rules: Classification, model: VerdictModel, text: str) -> Classification:
-    proba = model.proba(text)
-    if proba is None:
-        return rules
+    proba = model.proba(text).proba
     choice = max(proba, key=lambda v: proba[v])
     kept = {r: v for r, v in rules.role_verdicts.items() if v is not choice}
     return replace(rules, verdict=choice, role_verdicts=kept)
