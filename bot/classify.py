@@ -17,10 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.domain import Classification, Confidence, Verdict
+from bot.role_model import blend as blend_roles
+from bot.role_model import load_model as load_role_model
 from bot.taxonomy import Taxonomy
 from bot.trie import ASCII_ALNUM as _ASCII_ALNUM
 from bot.trie import trie_regex
-from bot.verdict_model import blend, load_model
+from bot.verdict_model import blend, features, load_model
 from bot.verdicts import CONTRAST, HEDGE, Cue, Meaning, find_cues, weak_hint
 
 __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
@@ -415,7 +417,15 @@ class Classifier:
         self.taxonomy = taxonomy
         self.slugs = taxonomy.slugs
         self._model = load_model()
+        self._role_model = load_role_model()
+        # A team's own roles are the rules' alone; the model speaks only for roles it knows.
+        self._role_filter = (
+            None if set(self._role_model.roles) <= set(self.slugs) else frozenset(self.slugs)
+        )
         self._fallback = FALLBACK_ROLE if FALLBACK_ROLE in self.slugs else self.slugs[0]
+        self._fallback_index = (
+            self.slugs.index(FALLBACK_ROLE) if FALLBACK_ROLE in self.slugs else None
+        )
         # term key -> ((role index, weight), ...), plus per-key boundary rules
         table: dict[str, dict[int, float]] = {}
         prefix_keys: set[str] = set()
@@ -679,14 +689,29 @@ class Classifier:
     # ----------------------------------------------------------------- classify
 
     def classify(self, title: str, paragraph: str) -> Classification:
-        """Roles from the rules; the verdict from the rules and the verdict model together."""
+        """Roles and verdict from the rules, each decided together with its learned model."""
         by_rules = self.classify_by_rules(title, paragraph)
-        got = blend(by_rules, self._model.proba(_normalise(paragraph.strip()).lower()))
+        grams = features(_normalise(paragraph.strip()).lower())
+        title_text = _normalise(title).lower()
+        proba = self._role_model.proba_of(title_text, grams)
+        if self._role_filter is not None:
+            proba = {r: p for r, p in proba.items() if r in self._role_filter}
+        roles = blend_roles(by_rules, proba, self._fixed_roles(title_text))
+        got = blend(roles, self._model.proba_of(grams))
         told = got.role_verdicts
         if len(told) < len(self.slugs) or all(v is got.verdict for v in told.values()):
             # only what differs from the main verdict, unless everyone else is told theirs
             told = {r: v for r, v in told.items() if v is not got.verdict}
         return got if told == got.role_verdicts else replace(got, role_verdicts=told)
+
+    def _fixed_roles(self, title: str) -> tuple[str, ...]:
+        """Roles the rules keep whatever the role model says: a note that adds or fixes
+        one model is a models note."""
+        if self._fallback_index is not None and (
+            self._adds_model(title) or self._names_model(title, _MODEL_FIX_RE)
+        ):
+            return (FALLBACK_ROLE,)
+        return ()
 
     def classify_by_rules(self, title: str, paragraph: str) -> Classification:
         """The classification by the rules alone (for evaluation and explanations)."""
@@ -816,10 +841,10 @@ class Classifier:
                 scores[index] += weight * factor
 
         forced: set[int] = set()
-        if FALLBACK_ROLE in self.slugs and self._adds_model(title_text):
+        if self._fallback_index is not None and self._adds_model(title_text):
             # a note that adds or fixes a model is a models note, whatever words it uses
             forced.add(self.slugs.index(FALLBACK_ROLE))
-        elif FALLBACK_ROLE in self.slugs and self._names_model(title_text, _MODEL_FIX_RE):
+        elif self._fallback_index is not None and self._names_model(title_text, _MODEL_FIX_RE):
             # a note that fixes one model is a models note, whatever words it uses
             index = self.slugs.index(FALLBACK_ROLE)
             forced.add(index)
@@ -1062,4 +1087,6 @@ RULE_MODULES = (
     "trie.py",
     "verdict_model.py",
     "data/verdict_model.json",
+    "role_model.py",
+    "data/role_model.json",
 )

@@ -137,7 +137,10 @@ class VerdictModel:
 
     def proba(self, text: str) -> Reading:
         """The probability of each verdict for a normalised, lower-cased paragraph."""
-        grams = features(text)
+        return self.proba_of(features(text))
+
+    def proba_of(self, grams: list[str]) -> Reading:
+        """`proba` of a paragraph given its `features` (computed once for both models)."""
         counts = Counter(grams).values()
         norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
         total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j) / norm

@@ -1,0 +1,145 @@
+"""A learned role model beside the rules: one logistic regression per reader role.
+
+The rules find a role by its weighted domain keywords; writers the rules have never read
+name the same things in other words. This model reads the title and the paragraph as bags
+of the verdict model's features (English words, word pairs, Chinese character pairs), with
+the title's features marked apart ("t:kernel"), and gives each role the probability that
+the note is for its readers. It is trained from every labelled development set by
+`tests/train_role_model.py` (deterministic) and shipped as `bot/data/role_model.json`,
+loaded once.
+
+`blend` decides the roles with the rules: a role the rules chose stays unless the model
+finds it unlikely while fairly sure of some role, a role the rules missed joins when the
+model is fairly sure of it, and a role the note addresses with its own reading verdict
+always stays. The rules' order (and
+so their primary role) is kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from bot.domain import Classification, Verdict
+from bot.verdict_model import features
+
+__all__ = ["MODEL_PATH", "RoleModel", "blend", "load_model", "note_features"]
+
+MODEL_PATH = Path(__file__).parent / "data" / "role_model.json"
+FORMAT = 1
+
+TITLE_MARK = "t:"
+TITLE_REPEAT = 2  # a title feature counts this many times a paragraph one
+# A role the rules chose is dropped when the model gives it less than this...
+KEEP_MIN = 0.2
+# ...and a role the rules missed is added when the model gives it at least this.
+ADD_MIN = 0.4
+
+
+def note_features(title: str, grams: list[str]) -> list[str]:
+    """The features of a note: its paragraph's `features` and its normalised, lower-cased
+    title's, marked."""
+    marked = [TITLE_MARK + g for g in features(title)]
+    return grams + marked * TITLE_REPEAT
+
+
+@dataclass(frozen=True)
+class RoleModel:
+    """One-vs-rest logistic regressions over l2-normalised feature counts."""
+
+    roles: tuple[str, ...]
+    intercept: tuple[float, ...]
+    weights: dict[str, tuple[float, ...]]  # feature -> one weight per role
+
+    def proba(self, title: str, text: str) -> dict[str, float]:
+        """The probability of each role for a normalised, lower-cased title and paragraph."""
+        return self.proba_of(title, features(text))
+
+    def proba_of(self, title: str, paragraph_grams: list[str]) -> dict[str, float]:
+        """`proba` given the paragraph's `features` (computed once for both models)."""
+        grams = note_features(title, paragraph_grams)
+        counts = Counter(grams).values()
+        norm = math.sqrt(sum(c * c for c in counts)) or 1.0
+        # Each feature's weight tuple, found in C; the columns summed in C.
+        rows = list(filter(None, map(self.weights.get, grams)))
+        totals = map(sum, zip(*rows, strict=True)) if rows else (0.0 for _ in self.roles)
+        return {
+            role: 1.0 / (1.0 + math.exp(-(b + total / norm)))
+            for role, b, total in zip(self.roles, self.intercept, totals, strict=True)
+        }
+
+    def to_json(self) -> str:
+        body = {
+            "format": FORMAT,
+            "roles": list(self.roles),
+            "intercept": list(self.intercept),
+            "weights": {g: [_compact(x) for x in w] for g, w in sorted(self.weights.items())},
+        }
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    @classmethod
+    def from_json(cls, raw: str) -> RoleModel:
+        body = json.loads(raw)
+        found = body.get("format")
+        roles = tuple(str(r) for r in body.get("roles", ()))
+        weights = {str(g): tuple(float(x) for x in w) for g, w in body.get("weights", {}).items()}
+        if found != FORMAT:
+            raise ValueError(f"role model format {found!r}, expected {FORMAT}")
+        if any(len(w) != len(roles) for w in weights.values()):
+            raise ValueError("role model: every feature needs one weight per role")
+        intercept = tuple(float(x) for x in body["intercept"])
+        return cls(roles=roles, intercept=intercept, weights=weights)
+
+
+def _compact(weight: float) -> float | int:
+    return int(weight) if weight == int(weight) else weight
+
+
+@functools.cache
+def load_model(path: Path = MODEL_PATH) -> RoleModel:
+    """The shipped model (read once per process)."""
+    return RoleModel.from_json(path.read_text(encoding="utf-8"))
+
+
+def blend(
+    rules: Classification, proba: dict[str, float], fixed: Collection[str] = ()
+) -> Classification:
+    """The rules' classification with its roles decided together with the model.
+
+    `fixed` roles are the rules' to keep (a note on one model is a models note). The
+    model drops a role only when it is fairly sure of some role: a note it knows too few
+    words of says little against the rules. Roles the model does not know (a team's own
+    roles) are left to the rules.
+    """
+    verdict = rules.verdict
+
+    def stays(role: str) -> bool:
+        if role in fixed or proba.get(role, 1.0) >= drop_min:
+            return True
+        told = rules.role_verdicts.get(role)  # the note tells this role's readers to read it
+        return told is not None and told is not Verdict.SKIP
+
+    def told_to_skip(role: str) -> bool:
+        return rules.verdict_for(role) is Verdict.SKIP and verdict is not Verdict.SKIP
+
+    drop_min = KEEP_MIN if max(proba.values(), default=0.0) >= ADD_MIN else 0.0
+    kept = [r for r in rules.roles if stays(r)]
+    added = sorted(
+        (
+            r
+            for r, p in proba.items()
+            if p >= ADD_MIN and r not in rules.roles and not told_to_skip(r)
+        ),
+        key=lambda r: (-proba[r], r),
+    )
+    roles = tuple(kept + added)
+    if not roles:
+        roles = (max(rules.roles, key=lambda r: proba.get(r, 0.0)),)
+    if roles == rules.roles:
+        return rules
+    return replace(rules, roles=roles, primary_role=roles[0])

@@ -1,0 +1,194 @@
+"""The learned role model: its features, its file, how it is blended with the rules."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bot.classify import build_classifier
+from bot.domain import Classification, Confidence, Verdict
+from bot.role_model import (
+    ADD_MIN,
+    KEEP_MIN,
+    MODEL_PATH,
+    TITLE_MARK,
+    TITLE_REPEAT,
+    RoleModel,
+    blend,
+    load_model,
+    note_features,
+)
+from bot.taxonomy import load_taxonomy
+from bot.verdict_model import features
+from tests.train_role_model import main as train_main
+from tests.train_role_model import same_model
+
+ROLES = ("kernels", "models", "hardware")
+
+
+def test_title_features_are_marked_and_count_more() -> None:
+    grams = note_features("fused moe kernel", features("adds a kernel"))
+    assert grams.count("kernel") == 1  # the paragraph's own word
+    assert grams.count(TITLE_MARK + "kernel") == TITLE_REPEAT
+    assert TITLE_MARK + "moe kernel" in grams
+    assert TITLE_MARK + "adds" not in grams
+
+
+def _model(weights: dict[str, tuple[float, float, float]], bias: float = 0.0) -> RoleModel:
+    return RoleModel(roles=ROLES, intercept=(bias, bias, bias), weights=dict(weights))
+
+
+def test_proba_follows_the_weights() -> None:
+    model = _model({"kernel": (3.0, 0.0, -3.0), TITLE_MARK + "gpu": (0.0, 0.0, 2.0)})
+    proba = model.proba("", "kernel")
+    assert proba["kernels"] == pytest.approx(1 / (1 + math.exp(-3.0)))
+    assert proba["models"] == pytest.approx(0.5)
+    assert proba["hardware"] == pytest.approx(1 / (1 + math.exp(3.0)))
+    # the title's word weighs in through its own marked feature only
+    assert model.proba("gpu", "plain words")["hardware"] > 0.5
+    assert model.proba("", "gpu")["hardware"] == pytest.approx(0.5)
+
+
+def test_proba_without_known_features_is_the_intercept() -> None:
+    model = _model({"kernel": (3.0, 0.0, -3.0)}, bias=-2.0)
+    proba = model.proba("", "nothing known here")
+    assert all(p == pytest.approx(1 / (1 + math.exp(2.0))) for p in proba.values())
+
+
+def test_counts_are_normalised() -> None:
+    model = _model({"kernel": (1.0, 0.0, 0.0)})
+    once = model.proba("", "kernel")["kernels"]
+    assert model.proba("", "kernel. kernel. kernel.")["kernels"] == pytest.approx(once)
+    assert model.proba("", "kernel other")["kernels"] < once
+
+
+def test_model_file_round_trip() -> None:
+    model = _model({"a": (1.0, -0.5, 0.0), "读": (0.0, 2.0, -2.0)}, bias=-1.5)
+    text = model.to_json()
+    assert '"a":[1,-0.5,0]' in text  # whole weights are written short
+    assert RoleModel.from_json(text) == model
+    with pytest.raises(ValueError, match="format"):
+        RoleModel.from_json('{"format": 99}')
+    broken = text.replace("[1,-0.5,0]", "[1,-0.5]")
+    with pytest.raises(ValueError, match="one weight per role"):
+        RoleModel.from_json(broken)
+
+
+def _rules(
+    roles: tuple[str, ...], verdict: Verdict = Verdict.SKIM, **role_verdicts: Verdict
+) -> Classification:
+    return Classification(
+        roles=roles,
+        primary_role=roles[0],
+        verdict=verdict,
+        role_verdicts=dict(role_verdicts),
+        excerpt="",
+        verdict_confidence=Confidence.HIGH,
+    )
+
+
+def _proba(**given: float) -> dict[str, float]:
+    return {role: given.get(role, 0.0) for role in ROLES}
+
+
+def test_blend_keeps_the_rules_when_the_model_agrees() -> None:
+    rules = _rules(("kernels", "models"))
+    assert blend(rules, _proba(kernels=0.9, models=KEEP_MIN)) is rules
+
+
+def test_blend_drops_a_role_the_model_finds_unlikely_and_keeps_the_rules_order() -> None:
+    got = blend(_rules(("kernels", "models", "hardware")), _proba(models=0.9, hardware=0.5))
+    assert got.roles == ("models", "hardware")
+    assert got.primary_role == "models"
+
+
+def test_blend_adds_a_role_the_model_is_fairly_sure_of() -> None:
+    got = blend(_rules(("kernels",)), _proba(kernels=0.9, hardware=ADD_MIN, models=ADD_MIN - 0.01))
+    assert got.roles == ("kernels", "hardware")
+    assert got.primary_role == "kernels"
+
+
+def test_a_role_with_its_own_reading_verdict_stays() -> None:
+    rules = _rules(("kernels", "models"), Verdict.SKIP, kernels=Verdict.DEEP)
+    got = blend(rules, _proba(models=0.9))
+    assert got.roles == ("kernels", "models")
+
+
+def test_a_role_told_to_skip_is_not_added() -> None:
+    rules = _rules(("kernels",), Verdict.DEEP, hardware=Verdict.SKIP)
+    got = blend(rules, _proba(kernels=0.9, hardware=0.95, models=0.9))
+    assert got.roles == ("kernels", "models")
+
+
+def test_blend_never_leaves_a_note_without_a_role() -> None:
+    rules = _rules(("models", "hardware"), Verdict.DEEP, kernels=Verdict.SKIP)
+    got = blend(rules, _proba(models=0.01, hardware=0.1, kernels=0.9))
+    assert got.roles == ("hardware",)  # the rules' role the model finds likeliest
+    assert got.primary_role == "hardware"
+
+
+def test_a_model_sure_of_no_role_drops_none() -> None:
+    rules = _rules(("models", "hardware"))
+    unsure = _proba(models=0.01, hardware=0.3, kernels=ADD_MIN - 0.01)
+    assert blend(rules, unsure) is rules
+    sure = _proba(models=0.01, hardware=0.3, kernels=ADD_MIN)
+    assert blend(rules, sure).roles == ("hardware", "kernels")
+
+
+def test_roles_the_model_does_not_know_are_left_to_the_rules() -> None:
+    rules = _rules(("team-role", "kernels"))
+    assert blend(rules, _proba(kernels=0.9)) is rules
+
+
+def test_a_team_taxonomy_gets_no_role_it_does_not_define(tmp_path: Path) -> None:
+    team = tmp_path / "roles.toml"
+    team.write_text(
+        'mode = "replace"\n[[roles]]\nslug = "ops"\nname_zh = "运维"\nname_en = "Ops"\n'
+        '[roles.keywords]\n"deploy" = 3\n',
+        encoding="utf-8",
+    )
+    taxonomy = load_taxonomy(team)
+    got = build_classifier(taxonomy).classify(
+        "Fused MoE kernel for FP8 weights", "A new Triton kernel for the fused MoE layer."
+    )
+    assert set(got.roles) <= {"ops"}
+
+
+def test_the_classifier_blends_the_rules_with_the_shipped_model() -> None:
+    classifier = build_classifier(load_taxonomy())
+    model = load_model()
+    title, paragraph = "Fix the Dockerfile for CUDA 12.4", "The image build pins the wheel."
+    rules = classifier.classify_by_rules(title, paragraph)
+    proba = model.proba(title.lower(), paragraph.lower())
+    assert classifier.classify(title, paragraph).roles == blend(rules, proba).roles
+    assert proba["release-infra"] > ADD_MIN
+
+
+def test_the_shipped_model_loads_once_and_stays_small() -> None:
+    assert load_model() is load_model()
+    assert load_model().roles == load_taxonomy().slugs
+    assert len(load_model().weights) > 1000
+    assert MODEL_PATH.stat().st_size < 1_000_000
+
+
+def test_the_shipped_model_is_what_the_training_script_makes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The model file matches the labelled sets: retrain after changing them."""
+    assert train_main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_a_changed_weight_or_feature_makes_the_file_stale() -> None:
+    model = _model({"a": (1.0, -0.5, 0.0)})
+    assert same_model(model, RoleModel.from_json(model.to_json()))
+    assert not same_model(model, replace(model, intercept=(0.1, 0.0, 0.0)))
+    assert not same_model(model, replace(model, weights={"a": (1.0, -0.5, 0.02)}))
+    assert not same_model(model, replace(model, weights={"b": (1.0, -0.5, 0.0)}))
+
+
+def test_fixed_roles_stay() -> None:
+    got = blend(_rules(("models", "kernels")), _proba(models=0.01, kernels=0.9), ("models",))
+    assert got.roles == ("models", "kernels")

@@ -1,0 +1,94 @@
+"""Train the role model (`bot/data/role_model.json`) from every development set.
+
+Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
+Needs the `dev` extra (scikit-learn).
+
+.venv/bin/python -m tests.train_role_model           # write bot/data/role_model.json
+.venv/bin/python -m tests.train_role_model --check   # exit 1 when the file is stale
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+
+from bot.classify import _normalise
+from bot.role_model import MODEL_PATH, RoleModel, note_features
+from bot.taxonomy import load_taxonomy
+from bot.verdict_model import features
+from tests.labelled import DEV_SETS, Labelled, load_set
+from tests.model_files import same_weights, write_or_check
+
+C = 8.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/role_loso.py)
+MIN_NOTES = 2  # a feature seen in fewer training notes is dropped
+PRUNE = 0.05  # weights of smaller magnitude are zero; features with none left are dropped
+DIGITS = 2
+TOLERANCE = 0.011  # --check: the largest weight difference still counted as the same model
+
+
+def vector(title: str, paragraph: str) -> dict[str, float]:
+    grams = note_features(
+        _normalise(title).lower(), features(_normalise(paragraph.strip()).lower())
+    )
+    counts = Counter(grams)
+    norm = math.sqrt(sum(c * c for c in counts.values())) or 1.0
+    return {g: c / norm for g, c in counts.items()}
+
+
+def train(notes: Iterable[Labelled], roles: tuple[str, ...]) -> RoleModel:
+    """Fit one regression per role on `notes`; a note's `maybe` roles teach nothing."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    notes = list(notes)
+    rows = [vector(n.title, n.paragraph) for n in notes]
+    seen: Counter[str] = Counter(g for row in rows for g in row)
+    rows = [{g: v for g, v in row.items() if seen[g] >= MIN_NOTES} for row in rows]
+    vectorizer = DictVectorizer(sort=True)
+    x = vectorizer.fit_transform(rows).tocsr()
+    x.indices = x.indices.astype("int32")
+    x.indptr = x.indptr.astype("int32")
+    columns = []
+    intercept = []
+    for role in roles:
+        y = [int(role in n.roles) for n in notes]
+        weight = [0.0 if role in n.maybe and role not in n.roles else 1.0 for n in notes]
+        fitted = LogisticRegression(C=C, solver="liblinear", intercept_scaling=10.0)
+        fitted.fit(x, y, sample_weight=weight)
+        columns.append(fitted.coef_[0])
+        intercept.append(round(float(fitted.intercept_[0]), DIGITS))
+    weights: dict[str, tuple[float, ...]] = {}
+    for j, gram in enumerate(vectorizer.get_feature_names_out()):
+        w = tuple(_pruned(float(col[j])) for col in columns)
+        if any(w):
+            weights[str(gram)] = w
+    return RoleModel(roles=roles, intercept=tuple(intercept), weights=weights)
+
+
+def _pruned(weight: float) -> float:
+    return round(weight, DIGITS) if abs(weight) >= PRUNE else 0.0
+
+
+def same_model(a: RoleModel, b: RoleModel) -> bool:
+    return a.roles == b.roles and same_weights(a, b, TOLERANCE)
+
+
+def main(argv: list[str] | None = None) -> int:
+    def fit() -> RoleModel:
+        notes = [note for name in DEV_SETS for note in load_set(name)]
+        return train(notes, load_taxonomy(None).slugs)
+
+    return write_or_check(
+        argv,
+        __doc__ or "",
+        MODEL_PATH,
+        fit,
+        RoleModel.from_json,
+        same_model,
+        "python -m tests.train_role_model",
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
