@@ -197,6 +197,12 @@ def test_weekly_dm_adds_watched_notes_once(bot: Harness) -> None:
     bot.command("watch nvfp4")
     bot.command("watch marlin")
     bot.command("watch fp8", user="U2")  # a watch alone; `fp8` is a role word (moe-quant)
+    # beside the sample notes on NVFP4 checkpoints, one that is plainly a kernels note
+    write_notes(
+        bot,
+        "kernel.txt",
+        [("NVFP4 GEMM kernel tiles (#95001)", "Kernel authors: read the CUDA kernel closely.")],
+    )
     publish(bot)
     store = bot.services.store
     notes = store.list_notes()
