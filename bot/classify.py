@@ -690,8 +690,10 @@ class Classifier:
 
     def classify(self, title: str, paragraph: str) -> Classification:
         """Roles and verdict from the rules, each decided together with its learned model."""
-        by_rules = self.classify_by_rules(title, paragraph)
-        grams = features(_normalise(paragraph.strip()).lower())
+        display = paragraph.strip()
+        text = _normalise(display).lower()
+        by_rules = self._classify_by_rules(title, display, text)
+        grams = features(text)
         title_text = _normalise(title).lower()
         proba = self._role_model.proba_of(title_text, grams)
         if self._role_filter is not None:
@@ -716,7 +718,11 @@ class Classifier:
     def classify_by_rules(self, title: str, paragraph: str) -> Classification:
         """The classification by the rules alone (for evaluation and explanations)."""
         display = paragraph.strip()
-        text = _normalise(display).lower()
+        return self._classify_by_rules(title, display, _normalise(display).lower())
+
+    def _classify_by_rules(self, title: str, display: str, text: str) -> Classification:
+        """`classify_by_rules` of a paragraph already stripped (`display`) and normalised,
+        lower-cased (`text`): the models read the same text."""
         title_text = _normalise(title).lower()
         n_roles = len(self.slugs)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import operator
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, replace
@@ -64,7 +65,7 @@ class RoleModel:
         """`proba` given the paragraph's `features` (computed once for both models)."""
         grams = note_features(title, paragraph_grams)
         counts = Counter(grams).values()
-        norm = math.sqrt(sum(c * c for c in counts)) or 1.0
+        norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
         # Each feature's weight tuple, found in C; the columns summed in C.
         rows = list(filter(None, map(self.weights.get, grams)))
         totals = map(sum, zip(*rows, strict=True)) if rows else (0.0 for _ in self.roles)
