@@ -179,10 +179,8 @@ def load_model(path: Path = MODEL_PATH) -> VerdictModel:
     return VerdictModel.from_json(path.read_text(encoding="utf-8"))
 
 
-def blend(rules: Classification, reading: Reading | None) -> Classification:
+def blend(rules: Classification, reading: Reading) -> Classification:
     """The rules' classification with the main verdict decided together with the model."""
-    if reading is None:
-        return rules
     proba = reading.proba
     choice = max(proba, key=lambda v: (proba[v], -v.rank))
     p = proba[choice]

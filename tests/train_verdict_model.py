@@ -9,17 +9,15 @@ Needs the `dev` extra (scikit-learn).
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 
 from bot.classify import _normalise
 from bot.domain import Verdict
 from bot.verdict_model import MODEL_PATH, VerdictModel, features
 from tests.labelled import DEV_SETS, Labelled, load_set
+from tests.model_files import same_weights, write_or_check
 
 CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
 C = 10.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/verdict_loso.py)
@@ -67,28 +65,19 @@ def development_notes() -> list[Labelled]:
 
 
 def same_model(a: VerdictModel, b: VerdictModel) -> bool:
-    if a.classes != b.classes or set(a.weights) ^ set(b.weights):
-        return False
-    pairs = [(a.intercept, b.intercept), *((a.weights[g], b.weights[g]) for g in a.weights)]
-    return all(abs(x - y) <= TOLERANCE for u, v in pairs for x, y in zip(u, v, strict=True))
+    return a.classes == b.classes and same_weights(a, b, TOLERANCE)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="compare with the shipped file")
-    parser.add_argument("--out", type=Path, default=MODEL_PATH)
-    args = parser.parse_args(argv)
-    model = train(development_notes())
-    if args.check:
-        shipped = VerdictModel.from_json(args.out.read_text(encoding="utf-8"))
-        if not same_model(model, shipped):
-            print(f"{args.out} is stale: run python -m tests.train_verdict_model", file=sys.stderr)
-            return 1
-        print(f"{args.out}: up to date ({len(model.weights)} features)")
-        return 0
-    args.out.write_text(model.to_json(), encoding="utf-8")
-    print(f"wrote {args.out}: {len(model.weights)} features")
-    return 0
+    return write_or_check(
+        argv,
+        __doc__,
+        MODEL_PATH,
+        lambda: train(development_notes()),
+        VerdictModel.from_json,
+        same_model,
+        "python -m tests.train_verdict_model",
+    )
 
 
 if __name__ == "__main__":
