@@ -4,7 +4,8 @@ Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written not
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
 styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
 sets), `dev8`–`dev41` (development notes by thirty-four more writers) and `unseen_v4`,
-`unseen_v5` (held out, frozen: scored, never read for ideas; see fixtures/README.md), and
+`unseen_v5`, `unseen_v6` (held out, frozen: scored, never read for ideas; see
+fixtures/README.md), and
 `val1`–`val5` (validation: scored in aggregate only, never trained or tuned on).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
@@ -29,6 +30,7 @@ NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
 UNSEEN: dict[str, str] = {
     "unseen_v4": "4c2f3d37e425c3cac7588187d54ff7129caff065f6519e8abc279241234f69c0",
     "unseen_v5": "53de2f4d9df7dfba261483cc56829b54cbebf962f2db7514a2ed28ebb691275f",
+    "unseen_v6": "d88cdb967b123b8f4f1cb602b03c6565c02a44200b81d344188cd22351d62b5d",
 }
 # Validation sets: written after the verdict model and the newer rules, never trained or
 # tuned on, scored in aggregate to compare approaches while the held-out sets stay untouched.
