@@ -3,7 +3,7 @@
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
 styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
-sets), `dev8`–`dev41` (development notes by thirty-four more writers) and `unseen_v4`,
+sets), `dev8`–`dev47` (development notes by forty more writers) and `unseen_v4`,
 `unseen_v5`, `unseen_v6` (held out, frozen: scored, never read for ideas; see
 fixtures/README.md), and
 `val1`–`val5` (validation: scored in aggregate only, never trained or tuned on).
@@ -40,7 +40,7 @@ DEV_SETS = (
     "dev11", "dev12", "dev13", "dev14", "dev15", "dev16", "dev17", "dev18", "dev19", "dev20",
     "dev21", "dev22", "dev23", "dev24", "dev25", "dev26", "dev27", "dev28",
     "dev29", "dev30", "dev31", "dev32", "dev33", "dev34", "dev35", "dev36", "dev37", "dev38",
-    "dev39", "dev40", "dev41",
+    "dev39", "dev40", "dev41", "dev42", "dev43", "dev44", "dev45", "dev46", "dev47",
 )  # fmt: skip
 
 
