@@ -16,6 +16,8 @@ import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
+from bot.audience_model import attend
+from bot.audience_model import load_model as load_audience_model
 from bot.domain import Classification, Confidence, Verdict
 from bot.role_model import blend as blend_roles
 from bot.role_model import load_model as load_role_model
@@ -413,11 +415,16 @@ _Hit = tuple[int, str, tuple[tuple[int, float], ...]]
 class Classifier:
     """A taxonomy compiled for fast classification; build with `build_classifier`."""
 
-    def __init__(self, taxonomy: Taxonomy) -> None:
+    def __init__(self, taxonomy: Taxonomy, *, audience_model: bool = True) -> None:
+        """`audience_model=False` leaves audience-specific verdicts to the rules alone
+        (for evaluation)."""
         self.taxonomy = taxonomy
         self.slugs = taxonomy.slugs
         self._model = load_model()
         self._role_model = load_role_model()
+        self._audience = load_audience_model() if audience_model else None
+        # the roles the audience model may give a verdict of their own
+        self._split_roles = tuple(r for r in self._role_model.roles if r in self.slugs)
         # A team's own roles are the rules' alone; the model speaks only for roles it knows.
         self._role_filter = (
             None if set(self._role_model.roles) <= set(self.slugs) else frozenset(self.slugs)
@@ -700,6 +707,8 @@ class Classifier:
             proba = {r: p for r, p in proba.items() if r in self._role_filter}
         roles = blend_roles(by_rules, proba, self._fixed_roles(title_text))
         got = blend(roles, self._model.proba_of(grams))
+        if self._audience is not None:
+            got = self._audience.refine(got, attend(text, self._role_model), self._split_roles)
         told = got.role_verdicts
         if len(told) < len(self.slugs) or all(v is got.verdict for v in told.values()):
             # only what differs from the main verdict, unless everyone else is told theirs
@@ -1095,4 +1104,6 @@ RULE_MODULES = (
     "data/verdict_model.json",
     "role_model.py",
     "data/role_model.json",
+    "audience_model.py",
+    "data/audience_model.json",
 )

@@ -74,6 +74,16 @@ class RoleModel:
             for role, b, total in zip(self.roles, self.intercept, totals, strict=True)
         }
 
+    def proba_of_paragraph(self, grams: list[str], norm: float) -> dict[str, float]:
+        """`proba_of` a paragraph (or clause) without a title, given the l2 norm of its
+        feature counts: the same figures, for many clauses of one note."""
+        rows = list(filter(None, map(self.weights.get, grams)))
+        totals = map(sum, zip(*rows, strict=True)) if rows else (0.0 for _ in self.roles)
+        return {
+            role: 1.0 / (1.0 + math.exp(-(b + total / norm)))
+            for role, b, total in zip(self.roles, self.intercept, totals, strict=True)
+        }
+
     def to_json(self) -> str:
         body = {
             "format": FORMAT,

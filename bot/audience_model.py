@@ -1,0 +1,230 @@
+"""A learned audience model: the verdict a note gives one group of readers.
+
+"写 kernel 的同学得逐行看，做量化的扫一眼就行": two groups, two verdicts. The rules find a
+group by the words their audience table knows; writers name groups in words it has never
+read ("whoever owns the Dockerfile", "搞 EP 的"). This model reads a note clause by clause.
+The role model, applied to each clause on its own, says how much that clause speaks of
+each role; for one role, the note's features are weighed by that share (the clause itself,
+and at half weight its neighbours, where the verdict often sits: "对做量化的同学来说，不用细看").
+A logistic regression over those weighted features gives that role's verdict. It is
+trained from every labelled development set by `tests/train_audience_model.py`
+(deterministic; retrain after the role model changes) and shipped as
+`bot/data/audience_model.json`, loaded once.
+
+`refine` gives a role its own verdict only where the rules told its readers nothing, the
+role is not the note's primary one and the model is fairly sure of a verdict that differs
+from the main one. Thresholds were chosen on the validation sets.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+import operator
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from bot.domain import Classification, Verdict
+from bot.role_model import RoleModel
+from bot.verdict_model import features
+
+__all__ = [
+    "MODEL_PATH",
+    "Attention",
+    "AudienceModel",
+    "attend",
+    "clauses",
+    "load_model",
+    "pair_features",
+]
+
+MODEL_PATH = Path(__file__).parent / "data" / "audience_model.json"
+FORMAT = 1
+
+# Clause ends: punctuation in both languages (a full stop only before a space: "fp8.py",
+# "3.13"), dashes, and the contrast words.
+_CLAUSE_END = re.compile(
+    r"[。；;！？!?，,：:\n]|\.(?:\s|$)|\s[-—–]+\s|\bbut\b|\bhowever\b|\bwhereas\b|但是?|不过"
+)
+MIN_SHARE = 0.05  # a clause holding less of a role's share than this says nothing of it
+NEIGHBOUR = 0.5  # the weight of the clauses either side of one that speaks of the role
+# A role is a candidate when it is one of the note's roles or some clause is at least
+# this likely to speak of it...
+CANDIDATE_MIN = 0.5
+# ...and it gets its own verdict when the model is at least this sure of one.
+SURE_MIN = 0.5
+MARKS = ("a:", "n:", "p:")
+MOST = "most"
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of a normalised, lower-cased paragraph, empty ones left out."""
+    return [c for c in _CLAUSE_END.split(text) if c.strip()]
+
+
+@dataclass(frozen=True)
+class Attention:
+    """A note read clause by clause: each clause's features, the l2 norm of their counts
+    and the probability the role model gives each role for that clause alone."""
+
+    grams: tuple[list[str], ...]
+    norms: tuple[float, ...]
+    roles: tuple[dict[str, float], ...]
+
+    def most(self, role: str) -> float:
+        """The largest probability any clause gives `role`."""
+        return max((p.get(role, 0.0) for p in self.roles), default=0.0)
+
+    def weights(self, role: str) -> list[float]:
+        """Each clause's share of `role` (shares under MIN_SHARE count as none)."""
+        shares = [p.get(role, 0.0) for p in self.roles]
+        total = sum(shares) + 1e-6
+        return [w if (w := share / total) >= MIN_SHARE else 0.0 for share in shares]
+
+
+def attend(text: str, role_model: RoleModel) -> Attention:
+    """Read a normalised, lower-cased paragraph clause by clause."""
+    grams = tuple(features(c) for c in clauses(text))
+    norms = tuple(
+        math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
+        for counts in (Counter(g).values() for g in grams)
+    )
+    roles = tuple(map(role_model.proba_of_paragraph, grams, norms))
+    return Attention(grams, norms, roles)
+
+
+def _spread(attention: Attention, role: str) -> Iterator[tuple[str, int, float]]:
+    """(mark, clause, weight): how much each clause counts for `role`, and as what."""
+    last = len(attention.grams) - 1
+    for i, weight in enumerate(attention.weights(role)):
+        if weight:
+            yield "a:", i, weight
+            if i < last:
+                yield "n:", i + 1, weight * NEIGHBOUR
+            if i > 0:
+                yield "p:", i - 1, weight * NEIGHBOUR
+
+
+def pair_features(attention: Attention, role: str) -> dict[str, float]:
+    """The note's features weighed by how much each clause speaks of `role`: each clause's
+    l2-normalised counts times its share, marked by where the clause stands ("a:" the
+    clause itself, "n:" the next, "p:" the previous); and the largest share ("most")."""
+    out: dict[str, float] = {}
+    for mark, i, weight in _spread(attention, role):
+        unit = weight / attention.norms[i]
+        for gram in attention.grams[i]:
+            key = mark + gram
+            out[key] = out.get(key, 0.0) + unit
+    out[MOST] = attention.most(role)
+    return out
+
+
+@dataclass(frozen=True)
+class AudienceModel:
+    """Multinomial logistic regression over one role's `pair_features`."""
+
+    classes: tuple[Verdict, ...]
+    intercept: tuple[float, ...]
+    weights: dict[str, tuple[float, ...]]
+
+    @functools.cached_property
+    def _packed(self) -> dict[str, dict[str, complex]]:
+        """Per mark, each feature's weights as one complex number relative to the second
+        class (a softmax does not change when every class gains the same amount): sums
+        of them run in C."""
+        out: dict[str, dict[str, complex]] = {m: {} for m in MARKS}
+        for key, w in self.weights.items():
+            if key[:2] in out:
+                out[key[:2]][key[2:]] = complex(w[0] - w[1], w[2] - w[1])
+        return out
+
+    def _proba(self, total: complex) -> dict[Verdict, float]:
+        i0, i1, i2 = self.intercept
+        scores = (i0 - i1 + total.real, 0.0, i2 - i1 + total.imag)
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        whole = sum(exps)
+        return {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
+
+    def proba(self, row: dict[str, float]) -> dict[Verdict, float]:
+        """The probability of each verdict for one role's `pair_features`."""
+        total = 0j
+        for key, value in row.items():
+            w = self.weights.get(key)
+            if w is not None:
+                total += value * complex(w[0] - w[1], w[2] - w[1])
+        return self._proba(total)
+
+    def reader(self, attention: Attention) -> Callable[[str], dict[Verdict, float]]:
+        """`proba` of each role of one note, the clauses' sums found once for them all:
+        the same figures as `proba(pair_features(attention, role))`, faster."""
+        packed = self._packed
+        sums = {
+            mark: [
+                sum(map(table.get, grams, itertools.repeat(0j)), 0j) / norm
+                for grams, norm in zip(attention.grams, attention.norms, strict=True)
+            ]
+            for mark, table in packed.items()
+        }
+        most = self.weights.get(MOST, (0.0, 0.0, 0.0))
+        most_w = complex(most[0] - most[1], most[2] - most[1])
+
+        def read(role: str) -> dict[Verdict, float]:
+            total = sum((w * sums[mark][i] for mark, i, w in _spread(attention, role)), 0j)
+            return self._proba(total + attention.most(role) * most_w)
+
+        return read
+
+    def refine(
+        self, got: Classification, attention: Attention, known: Collection[str]
+    ) -> Classification:
+        """`got` with a verdict of its own for each group the note sets apart.
+
+        Only roles of `known` (the role model's), never the primary role, and never a
+        role whose readers the rules already told something.
+        """
+        told = dict(got.role_verdicts)
+        read: Callable[[str], dict[Verdict, float]] | None = None
+        for role in known:
+            if role == got.primary_role or role in got.role_verdicts:
+                continue
+            if role not in got.roles and attention.most(role) < CANDIDATE_MIN:
+                continue
+            if read is None:
+                read = self.reader(attention)
+            proba = read(role)
+            verdict = max(proba, key=lambda v: (proba[v], -v.rank))
+            if proba[verdict] >= SURE_MIN and verdict is not got.verdict:
+                told[role] = verdict
+        return got if told == got.role_verdicts else replace(got, role_verdicts=told)
+
+    def to_json(self) -> str:
+        body = {
+            "format": FORMAT,
+            "classes": [v.value for v in self.classes],
+            "intercept": list(self.intercept),
+            "weights": {g: list(w) for g, w in sorted(self.weights.items())},
+        }
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    @classmethod
+    def from_json(cls, raw: str) -> AudienceModel:
+        body = json.loads(raw)
+        if body.get("format") != FORMAT:
+            raise ValueError(f"audience model format {body.get('format')!r}, expected {FORMAT}")
+        return cls(
+            classes=tuple(Verdict(v) for v in body["classes"]),
+            intercept=tuple(float(x) for x in body["intercept"]),
+            weights={str(g): tuple(float(x) for x in w) for g, w in body["weights"].items()},
+        )
+
+
+@functools.cache
+def load_model(path: Path = MODEL_PATH) -> AudienceModel:
+    """The shipped model (read once per process)."""
+    return AudienceModel.from_json(path.read_text(encoding="utf-8"))

@@ -1,0 +1,177 @@
+"""The learned audience model: clauses, weighing, its file, and how it refines verdicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.audience_model import (
+    CANDIDATE_MIN,
+    SURE_MIN,
+    Attention,
+    AudienceModel,
+    attend,
+    clauses,
+    load_model,
+    pair_features,
+)
+from bot.classify import Classifier, _normalise
+from bot.domain import Classification, Confidence, Verdict
+from bot.role_model import load_model as load_role_model
+from bot.taxonomy import load_taxonomy
+from tests.labelled import DEV_SETS, VALIDATION_SETS, load_set, verdict_right
+from tests.train_audience_model import main as train_main
+
+CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
+
+
+def _text(paragraph: str) -> str:
+    return _normalise(paragraph).lower()
+
+
+def test_clauses_end_at_punctuation_in_both_languages_and_at_contrast_words() -> None:
+    got = clauses(_text("Kernel authors read it all, but the quant folks skim. 其他人：跳过；完"))
+    assert [c.strip() for c in got] == [
+        "kernel authors read it all",
+        "the quant folks skim",
+        "其他人",
+        "跳过",
+        "完",
+    ]
+    assert [c.strip() for c in clauses(_text("写 kernel 的同学细看，但是做量化的扫一眼"))] == [
+        "写 kernel 的同学细看",
+        "做量化的扫一眼",
+    ]
+
+
+def test_a_role_weighs_most_the_clause_that_speaks_of_it() -> None:
+    attention = attend(
+        _text("写 cuda kernel 的同学逐行看 tiling 代码。做量化的同学扫一眼精度表就够了。"),
+        load_role_model(),
+    )
+    quant = pair_features(attention, "moe-quant")
+    kernels = pair_features(attention, "kernels")
+    assert quant.get("a:量化", 0.0) > quant.get("a:tiling", 0.0)
+    assert kernels.get("a:tiling", 0.0) > kernels.get("a:量化", 0.0)
+    # the neighbours of a clause count too, marked apart
+    assert any(k.startswith(("n:", "p:")) for k in quant)
+
+
+def test_the_fast_reader_gives_the_same_probabilities_as_the_features() -> None:
+    model = load_model()
+    role_model = load_role_model()
+    checked = 0
+    for label in load_set("dev42")[:25]:
+        attention = attend(_text(label.paragraph), role_model)
+        read = model.reader(attention)
+        for role in role_model.roles:
+            slow = model.proba(pair_features(attention, role))
+            fast = read(role)
+            assert all(abs(slow[v] - fast[v]) < 1e-9 for v in CLASSES), (role, slow, fast)
+            checked += 1
+    assert checked == 25 * len(role_model.roles)
+
+
+# ------------------------------------------------------------------- refine, by hand
+
+
+def _model(weights: dict[str, tuple[float, float, float]]) -> AudienceModel:
+    return AudienceModel(classes=CLASSES, intercept=(0.0, 0.0, 0.0), weights=dict(weights))
+
+
+def _attention(*clause_roles: tuple[list[str], dict[str, float]]) -> Attention:
+    grams = tuple(g for g, _ in clause_roles)
+    return Attention(grams, tuple(1.0 for _ in grams), tuple(r for _, r in clause_roles))
+
+
+def _got(roles: tuple[str, ...], told: dict[str, Verdict] | None = None) -> Classification:
+    return Classification(
+        roles=roles,
+        primary_role=roles[0],
+        verdict=Verdict.DEEP,
+        role_verdicts=told or {},
+        excerpt="",
+        verdict_confidence=Confidence.HIGH,
+    )
+
+
+# "glance" in a clause means skim for the role that clause speaks of
+GLANCE = _model({"a:glance": (0.0, 8.0, 0.0), "a:study": (8.0, 0.0, 0.0)})
+SPLIT = _attention(
+    (["study"], {"kernels": 0.95, "moe-quant": 0.05, "hardware": 0.01}),
+    (["glance"], {"kernels": 0.05, "moe-quant": 0.9, "hardware": CANDIDATE_MIN + 0.1}),
+)
+
+
+def test_a_group_the_rules_told_nothing_gets_its_own_verdict() -> None:
+    got = GLANCE.refine(_got(("kernels", "moe-quant")), SPLIT, ("kernels", "moe-quant"))
+    assert got.verdict is Verdict.DEEP
+    assert got.role_verdicts == {"moe-quant": Verdict.SKIM}
+
+
+def test_the_primary_role_and_what_the_rules_told_are_left_alone() -> None:
+    primary = GLANCE.refine(_got(("moe-quant", "kernels")), SPLIT, ("moe-quant",))
+    assert primary.role_verdicts == {}
+    told = {"moe-quant": Verdict.SKIP}
+    kept = GLANCE.refine(_got(("kernels", "moe-quant"), told), SPLIT, ("moe-quant",))
+    assert kept.role_verdicts == told
+
+
+def test_a_role_outside_the_note_needs_a_clause_that_speaks_of_it() -> None:
+    roles = ("kernels", "moe-quant", "hardware")
+    got = GLANCE.refine(_got(("kernels",)), SPLIT, roles)
+    assert got.role_verdicts == {"moe-quant": Verdict.SKIM, "hardware": Verdict.SKIM}
+    faint = _attention(
+        (["study"], {"kernels": 0.95, "hardware": 0.01}),
+        (["glance"], {"kernels": 0.05, "hardware": CANDIDATE_MIN - 0.1}),
+    )
+    assert GLANCE.refine(_got(("kernels",)), faint, roles).role_verdicts == {}
+
+
+def test_an_unsure_model_changes_nothing() -> None:
+    weak = _model({"a:glance": (0.0, 0.5, 0.0)})  # e^0.5 / (2 + e^0.5) is about 0.45
+    probability = weak.proba({"a:glance": 1.0})[Verdict.SKIM]
+    assert probability < SURE_MIN
+    got = weak.refine(_got(("kernels", "moe-quant")), SPLIT, ("moe-quant",))
+    assert got.role_verdicts == {}
+
+
+# ------------------------------------------------------------------- the shipped model
+
+
+def test_the_model_file_matches_the_labelled_sets(capsys: pytest.CaptureFixture[str]) -> None:
+    assert train_main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_the_audience_model_lifts_split_verdicts_on_the_validation_sets() -> None:
+    """Aggregate only: validation notes are never trained or tuned on."""
+    taxonomy = load_taxonomy()
+    shipped = Classifier(taxonomy)
+    rules_only = Classifier(taxonomy, audience_model=False)
+    notes = [n for name in VALIDATION_SETS for n in load_set(name) if n.role_verdicts]
+    with_model = sum(
+        verdict_right(n, shipped.classify(n.title, n.paragraph), taxonomy.slugs) for n in notes
+    )
+    without = sum(
+        verdict_right(n, rules_only.classify(n.title, n.paragraph), taxonomy.slugs) for n in notes
+    )
+    assert len(notes) > 200
+    assert with_model >= without + 0.04 * len(notes), (with_model, without, len(notes))
+
+
+def test_notes_that_split_no_audience_keep_one_verdict_for_their_roles() -> None:
+    """The model must not invent splits: on development notes with no split, a gold
+    role's verdict differs from the note's no more often than with the rules alone."""
+    taxonomy = load_taxonomy()
+    shipped = Classifier(taxonomy)
+    rules_only = Classifier(taxonomy, audience_model=False)
+    plain = [n for name in DEV_SETS[-6:] for n in load_set(name) if not n.role_verdicts]
+
+    def differing(classifier: Classifier) -> int:
+        count = 0
+        for note in plain:
+            got = classifier.classify(note.title, note.paragraph)
+            count += any(got.verdict_for(r) is not got.verdict for r in note.roles & set(got.roles))
+        return count
+
+    assert len(plain) > 100
+    assert differing(shipped) <= differing(rules_only) + 0.02 * len(plain)

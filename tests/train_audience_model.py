@@ -1,0 +1,92 @@
+"""Train the audience model (`bot/data/audience_model.json`) from every development set.
+
+Each example is one role of one note: the note's gold roles take the main verdict unless
+the note gives their readers another, and every group the note names takes its own.
+The clauses are weighed by the shipped role model, so retrain after retraining that.
+Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
+Needs the `dev` extra (scikit-learn).
+
+.venv/bin/python -m tests.train_audience_model           # write bot/data/audience_model.json
+.venv/bin/python -m tests.train_audience_model --check   # exit 1 when the file is stale
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from bot.audience_model import MODEL_PATH, AudienceModel, attend, pair_features
+from bot.classify import _normalise
+from bot.domain import Verdict
+from bot.role_model import RoleModel
+from bot.role_model import load_model as load_role_model
+from tests.labelled import DEV_SETS, Labelled, load_set
+from tests.model_files import same_weights, write_or_check
+
+CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
+C = 5.0  # inverse L2 strength, chosen on the validation sets
+MIN_ROWS = 3  # a feature seen in fewer training rows is dropped
+PRUNE = 0.1  # weights whose largest magnitude is below this are left out of the file
+DIGITS = 3
+TOLERANCE = 2e-3  # --check: the largest weight difference still counted as the same model
+
+
+def examples(
+    notes: Iterable[Labelled], role_model: RoleModel
+) -> tuple[list[dict[str, float]], list[int]]:
+    """One row per role a note speaks to, with the verdict it gives that role."""
+    rows: list[dict[str, float]] = []
+    labels: list[int] = []
+    for note in notes:
+        attention = attend(_normalise(note.paragraph.strip()).lower(), role_model)
+        for role in sorted(note.roles | set(note.role_verdicts)):
+            verdict = note.role_verdicts.get(role, note.verdict)
+            rows.append(pair_features(attention, role))
+            labels.append(CLASSES.index(Verdict(verdict)))
+    return rows, labels
+
+
+def train(notes: Iterable[Labelled], role_model: RoleModel) -> AudienceModel:
+    """Fit the model on the roles of `notes`."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    rows, labels = examples(notes, role_model)
+    seen: Counter[str] = Counter(g for row in rows for g in row)
+    rows = [{g: v for g, v in row.items() if seen[g] >= MIN_ROWS} for row in rows]
+    vectorizer = DictVectorizer(sort=True)
+    x = vectorizer.fit_transform(rows)
+    fitted = LogisticRegression(C=C, max_iter=10_000, tol=1e-6).fit(x, labels)
+    order = [list(fitted.classes_).index(i) for i in range(len(CLASSES))]
+    coef = fitted.coef_
+    weights: dict[str, tuple[float, ...]] = {}
+    for j, gram in enumerate(vectorizer.get_feature_names_out()):
+        w = tuple(round(float(coef[k, j]), DIGITS) for k in order)
+        if max(abs(v) for v in w) >= PRUNE:
+            weights[str(gram)] = w
+    intercept = tuple(round(float(fitted.intercept_[k]), DIGITS) for k in order)
+    return AudienceModel(classes=CLASSES, intercept=intercept, weights=weights)
+
+
+def development_notes() -> list[Labelled]:
+    return [note for name in DEV_SETS for note in load_set(name)]
+
+
+def same_model(a: AudienceModel, b: AudienceModel) -> bool:
+    return a.classes == b.classes and same_weights(a, b, TOLERANCE)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_or_check(
+        argv,
+        __doc__,
+        MODEL_PATH,
+        lambda: train(development_notes(), load_role_model()),
+        AudienceModel.from_json,
+        same_model,
+        "python -m tests.train_audience_model",
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
