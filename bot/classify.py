@@ -24,7 +24,7 @@ from bot.role_model import load_model as load_role_model
 from bot.taxonomy import Taxonomy
 from bot.trie import ASCII_ALNUM as _ASCII_ALNUM
 from bot.trie import trie_regex
-from bot.verdict_model import blend, features, load_model
+from bot.verdict_model import blend, features, load_model, squared_counts
 from bot.verdicts import CONTRAST, HEDGE, Cue, Meaning, find_cues, weak_hint
 
 __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
@@ -49,6 +49,9 @@ EXCERPT_MIN = 24  # a shorter verdict sentence ("值得精读。") gets the next
 # ends a sentence before whitespace, so "v0.6.1" and "torch.compile" stay whole.
 _SENTENCE_END = re.compile(r"[。!?.\n]")
 _CLAUSE_END = re.compile(r"[。!?.\n,;:]|——| — |→|->")
+# The same ends as cuts that start a new segment (a "." only before whitespace).
+_SENTENCE_CUT = re.compile(r"[。!?\n]|\.(?=\s)")
+_CLAUSE_CUT = re.compile(r"[。!?\n,;:]|\.(?=\s)|——| — |→|->")
 
 
 # The usual full-width punctuation, mapped as NFKC would; replacing these first keeps the
@@ -71,14 +74,9 @@ def _normalise(text: str) -> str:
 def _bounds(pattern: re.Pattern[str], text: str) -> list[int]:
     """Start offsets of the segments `pattern` cuts `text` into (always starts with 0)."""
     starts = [0]
-    size = len(text)
-    for m in pattern.finditer(text):
-        end = m.end()
-        if end >= size or end == starts[-1]:
-            continue
-        if text[m.start()] == "." and not text[end].isspace():
-            continue
-        starts.append(end)
+    starts += [m.end() for m in pattern.finditer(text)]
+    if len(starts) > 1 and starts[-1] >= len(text):
+        starts.pop()  # a cut at the very end starts no segment
     return starts
 
 
@@ -699,14 +697,15 @@ class Classifier:
         """Roles and verdict from the rules, each decided together with its learned model."""
         display = paragraph.strip()
         text = _normalise(display).lower()
-        by_rules = self._classify_by_rules(title, display, text)
-        grams = features(text)
         title_text = _normalise(title).lower()
-        proba = self._role_model.proba_of(title_text, grams)
+        by_rules, fixed = self._classify_by_rules(title_text, display, text)
+        grams = features(text)
+        squares = squared_counts(grams)
+        proba = self._role_model.proba_of(title_text, grams, squares)
         if self._role_filter is not None:
             proba = {r: p for r, p in proba.items() if r in self._role_filter}
-        roles = blend_roles(by_rules, proba, self._fixed_roles(title_text))
-        got = blend(roles, self._model.proba_of(grams))
+        roles = blend_roles(by_rules, proba, fixed)
+        got = blend(roles, self._model.proba_of(grams, squares))
         if self._audience is not None:
             got = self._audience.refine(got, attend(text, self._role_model), self._split_roles)
         told = got.role_verdicts
@@ -727,20 +726,23 @@ class Classifier:
     def classify_by_rules(self, title: str, paragraph: str) -> Classification:
         """The classification by the rules alone (for evaluation and explanations)."""
         display = paragraph.strip()
-        return self._classify_by_rules(title, display, _normalise(display).lower())
-
-    def _classify_by_rules(self, title: str, display: str, text: str) -> Classification:
-        """`classify_by_rules` of a paragraph already stripped (`display`) and normalised,
-        lower-cased (`text`): the models read the same text."""
         title_text = _normalise(title).lower()
+        return self._classify_by_rules(title_text, display, _normalise(display).lower())[0]
+
+    def _classify_by_rules(
+        self, title_text: str, display: str, text: str
+    ) -> tuple[Classification, tuple[str, ...]]:
+        """`classify_by_rules` of a normalised, lower-cased title (`title_text`) and of a
+        paragraph already stripped (`display`) and normalised, lower-cased (`text`): the
+        models read the same text. With it, the `_fixed_roles` of the title."""
         n_roles = len(self.slugs)
 
-        sentence_starts = _bounds(_SENTENCE_END, text)
+        sentence_starts = _bounds(_SENTENCE_CUT, text)
         clause_cache: list[list[int]] = []
 
         def clauses() -> list[int]:
             if not clause_cache:
-                clause_cache.append(_bounds(_CLAUSE_END, text))
+                clause_cache.append(_bounds(_CLAUSE_CUT, text))
             return clause_cache[0]
 
         def sentence_of(offset: int) -> int:
@@ -992,7 +994,7 @@ class Classifier:
                     role_verdicts[slug] = others_verdict
 
         excerpt = _excerpt(display, text, sentence_starts, verdict_sentence)
-        return Classification(
+        classification = Classification(
             roles=tuple(roles),
             primary_role=roles[0],
             verdict=verdict,
@@ -1000,6 +1002,7 @@ class Classifier:
             excerpt=excerpt,
             verdict_confidence=confidence,
         )
+        return classification, (FALLBACK_ROLE,) if forced else ()
 
     def scores(self, title: str, paragraph: str) -> dict[str, float]:
         """Raw per-role evidence (title and paragraph hits only), for debugging."""

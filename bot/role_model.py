@@ -20,14 +20,12 @@ from __future__ import annotations
 import functools
 import json
 import math
-import operator
-from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bot.domain import Classification, Verdict
-from bot.verdict_model import features
+from bot.verdict_model import features, squared_counts
 
 __all__ = ["MODEL_PATH", "RoleModel", "blend", "load_model", "note_features"]
 
@@ -61,23 +59,37 @@ class RoleModel:
         """The probability of each role for a normalised, lower-cased title and paragraph."""
         return self.proba_of(title, features(text))
 
-    def proba_of(self, title: str, paragraph_grams: list[str]) -> dict[str, float]:
-        """`proba` given the paragraph's `features` (computed once for both models)."""
-        grams = note_features(title, paragraph_grams)
-        counts = Counter(grams).values()
-        norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
-        # Each feature's weight tuple, found in C; the columns summed in C.
-        rows = list(filter(None, map(self.weights.get, grams)))
-        totals = map(sum, zip(*rows, strict=True)) if rows else (0.0 for _ in self.roles)
-        return {
-            role: 1.0 / (1.0 + math.exp(-(b + total / norm)))
-            for role, b, total in zip(self.roles, self.intercept, totals, strict=True)
-        }
+    @functools.cached_property
+    def _title_weights(self) -> dict[str, tuple[float, ...]]:
+        """The weights of the title's features, by the feature unmarked."""
+        size = len(TITLE_MARK)
+        return {g[size:]: w for g, w in self.weights.items() if g.startswith(TITLE_MARK)}
+
+    def proba_of(
+        self, title: str, paragraph_grams: list[str], paragraph_squares: int | None = None
+    ) -> dict[str, float]:
+        """`proba` given the paragraph's `features` (computed once for both models) and, if
+        known, their `squared_counts`: the `note_features` without building them."""
+        title_grams = features(title)
+        if paragraph_squares is None:
+            paragraph_squares = squared_counts(paragraph_grams)
+        # a marked title feature never looks like a paragraph one, and counts TITLE_REPEAT
+        # times its count in the title
+        squares = paragraph_squares + TITLE_REPEAT**2 * squared_counts(title_grams)
+        norm = math.sqrt(squares) or 1.0
+        # Each feature's weight tuple, found in C, in `note_features` order; the columns
+        # summed in C.
+        rows = list(filter(None, map(self.weights.get, paragraph_grams)))
+        rows += list(filter(None, map(self._title_weights.get, title_grams))) * TITLE_REPEAT
+        return self._proba_of_rows(rows, norm)
 
     def proba_of_paragraph(self, grams: list[str], norm: float) -> dict[str, float]:
         """`proba_of` a paragraph (or clause) without a title, given the l2 norm of its
         feature counts: the same figures, for many clauses of one note."""
-        rows = list(filter(None, map(self.weights.get, grams)))
+        return self._proba_of_rows(list(filter(None, map(self.weights.get, grams))), norm)
+
+    def _proba_of_rows(self, rows: list[tuple[float, ...]], norm: float) -> dict[str, float]:
+        """Each role's probability given the weight rows of a note's features, in order."""
         totals = map(sum, zip(*rows, strict=True)) if rows else (0.0 for _ in self.roles)
         return {
             role: 1.0 / (1.0 + math.exp(-(b + total / norm)))

@@ -27,7 +27,15 @@ from pathlib import Path
 
 from bot.domain import Classification, Confidence, Verdict
 
-__all__ = ["MODEL_PATH", "Reading", "VerdictModel", "blend", "features", "load_model"]
+__all__ = [
+    "MODEL_PATH",
+    "Reading",
+    "VerdictModel",
+    "blend",
+    "features",
+    "load_model",
+    "squared_counts",
+]
 
 MODEL_PATH = Path(__file__).parent / "data" / "verdict_model.json"
 FORMAT = 1
@@ -109,6 +117,13 @@ def features(text: str) -> list[str]:
     return grams
 
 
+def squared_counts(grams: list[str]) -> int:
+    """The sum of each feature's squared count in `grams`: the square of the l2 norm of
+    their count vector (computed once per paragraph for both models)."""
+    counts = Counter(grams).values()
+    return sum(map(operator.mul, counts, counts))
+
+
 @dataclass(frozen=True)
 class Reading:
     """The model's probabilities for one note, and whether the note is short."""
@@ -139,10 +154,12 @@ class VerdictModel:
         """The probability of each verdict for a normalised, lower-cased paragraph."""
         return self.proba_of(features(text))
 
-    def proba_of(self, grams: list[str]) -> Reading:
-        """`proba` of a paragraph given its `features` (computed once for both models)."""
-        counts = Counter(grams).values()
-        norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
+    def proba_of(self, grams: list[str], squares: int | None = None) -> Reading:
+        """`proba` of a paragraph given its `features` (computed once for both models) and,
+        if known, their `squared_counts`."""
+        if squares is None:
+            squares = squared_counts(grams)
+        norm = math.sqrt(squares) or 1.0
         total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j) / norm
         i0, i1, i2 = self.intercept
         scores = (i0 - i1 + total.real, 0.0, i2 - i1 + total.imag)

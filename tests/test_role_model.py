@@ -65,6 +65,24 @@ def test_counts_are_normalised() -> None:
     assert model.proba("", "kernel other")["kernels"] < once
 
 
+def test_proba_is_the_regression_over_the_note_features() -> None:
+    """The title's features are scored apart from the paragraph's, exactly as if the
+    marked `note_features` of the note were scored."""
+    model = load_model()
+    title = "fused moe kernel: fix fp8 scales"
+    paragraph = "不必精读. fixes the fp8 moe kernel scales"
+    grams = note_features(title, features(paragraph))
+    counts = [grams.count(g) for g in set(grams)]
+    norm = math.sqrt(sum(c * c for c in counts))
+    rows = [model.weights[g] for g in grams if g in model.weights]
+    assert any(g.startswith(TITLE_MARK) for g in grams if g in model.weights)
+    expected = {
+        role: 1.0 / (1.0 + math.exp(-(b + sum(row[i] for row in rows) / norm)))
+        for i, (role, b) in enumerate(zip(model.roles, model.intercept, strict=True))
+    }
+    assert model.proba(title, paragraph) == expected
+
+
 def test_model_file_round_trip() -> None:
     model = _model({"a": (1.0, -0.5, 0.0), "读": (0.0, 2.0, -2.0)}, bias=-1.5)
     text = model.to_json()
