@@ -42,8 +42,8 @@ FORMAT = 1
 
 # The model overrides a confident rule only when it is at least this sure of another verdict;
 # from CONTRADICT_MIN up to that, the evidence is contradictory: a cautious skim, low confidence.
-OVERRIDE_MIN = 0.85
-CONTRADICT_MIN = 0.7
+OVERRIDE_MIN = 0.75
+CONTRADICT_MIN = 0.6
 # Below this, a deep reading from the model is weak evidence: the note becomes a skim.
 DEEP_MIN = 0.5
 # At or above this the model's verdict counts as high confidence on its own.
