@@ -39,6 +39,16 @@ MIN_SCORE = 3.0  # a role needs at least this much evidence
 RELATIVE_MIN = 0.35  # ...and at least this fraction of the best role's score
 SPAN_MIN = 2.0  # evidence needed to count a role as named in an audience span
 FALLBACK_ROLE = "models"
+# "image" in a sentence about builds and releases is a container image: its evidence goes
+# to this role, at this weight, when the sentence has another word of that role's (at
+# least CONTAINER_CONTEXT_MIN) and none of multimodal's, or when a platform's name comes
+# right before it ("the ROCm image").
+CONTAINER_ROLE = "release-infra"
+PLATFORM_ROLE = "hardware"
+CONTAINER_IMAGE_WEIGHT = 2.0
+CONTAINER_CONTEXT_MIN = 2.0
+_IMAGE_KEYS = frozenset(("image", "images"))
+_CONTAINER_KEY = "image@container"
 EXCERPT_MAX = 160
 EXCERPT_MIN = 24  # a shorter verdict sentence ("值得精读。") gets the next one too
 
@@ -397,12 +407,22 @@ _NAMED_MODEL_RE = re.compile(
 )
 # A title about one model's implementation: "Gemma 3: fix the sliding-window mask",
 # "Fix Qwen2-VL rotary offsets", "修复 DeepSeek-V3 的权重映射", "Granite MoE: add ...".
+_VERSION = re.compile(r"[-_]?v?[0-9.]+$")  # "eagle3", "blockv2": a term and its version
 _DTYPE = re.compile(r"(?:b?float|u?int|fp|bf|nvfp|mxfp|e\dm)\d+[a-z0-9]*")
 _MODEL_NAME = r"[a-z]{3,}-?[a-z]*\d[a-z0-9.-]*"
 _MODEL_FIX_RE = re.compile(
     rf"^\s*(?:\[[^\]]*\]\s*)?({_MODEL_NAME}|[a-z]{{4,}}\s+\d[a-z0-9.]*)"
     r"(?:\s+(?:moe|vl|mm|model|模型))?\s*:"
     rf"|(?:修复|\bfix(?:es|ed)?)\s*(?:the\s+)?({_MODEL_NAME})(?![a-z0-9])"
+)
+
+
+# A model's serving-side piece named in a title ("Gemma4 tool parser", "Llama 4 chat
+# template", "Kimi-K2.5 reasoning_parser"): the note is about the serving layer, and the
+# model it names does not make it a models note.
+_SERVING_PIECE = re.compile(
+    r"tool[ _-]?(?:call|pars)|toolparser|function[ _-]?call|chat[ _-]?template"
+    r"|reasoning[ _-]?pars|jinja|工具调用|工具解析|推理解析|函数调用|聊天模板|对话模板|chat 模板"
 )
 
 
@@ -471,6 +491,11 @@ class Classifier:
         }
         pattern = trie_regex(sorted(terms), skip_words=True)
         self._matcher = re.compile(pattern)
+        self._container: tuple[int, int, int] | None = None
+        if {CONTAINER_ROLE, PLATFORM_ROLE, "multimodal"} <= set(self.slugs):
+            infra, visual = self.slugs.index(CONTAINER_ROLE), self.slugs.index("multimodal")
+            self._container = (infra, visual, self.slugs.index(PLATFORM_ROLE))
+            self._table[_CONTAINER_KEY] = ((infra, CONTAINER_IMAGE_WEIGHT),)
 
     # ----------------------------------------------------------------- matching
 
@@ -506,6 +531,32 @@ class Classifier:
             out.append((m.start(), key, weights))
         return out
 
+    def _senses(self, text: str, hits: list[_Hit]) -> list[_Hit]:
+        """`hits` with "image" read as a container image where its sentence speaks of builds
+        and releases ("the release pipeline and image matrix", "pins and images") or a
+        platform names it ("whoever maintains the ROCm image")."""
+        if self._container is None or not any(h[1] in _IMAGE_KEYS for h in hits):
+            return hits
+        infra, visual, platform = self._container
+        starts = _bounds(_SENTENCE_END, text)
+        out = list(hits)
+        for n, (offset, key, _weights) in enumerate(hits):
+            if key not in _IMAGE_KEYS:
+                continue
+            lo, hi = _segment(starts, len(text), bisect.bisect_right(starts, offset) - 1)
+            near = [w for o, k, w in hits if lo <= o < hi and k not in _IMAGE_KEYS]
+            if any(i == visual for w in near for i, _x in w):
+                continue
+            before = hits[n - 1] if n else None
+            named = (
+                before is not None
+                and not text[before[0] + len(before[1]) : offset].strip()
+                and any(i == platform for i, _x in before[2])
+            )
+            if named or any(i == infra and x >= CONTAINER_CONTEXT_MIN for w in near for i, x in w):
+                out[n] = (offset, _CONTAINER_KEY, self._table[_CONTAINER_KEY])
+        return out
+
     def _adds_model(self, title: str) -> bool:
         """Does the title announce a new model (rather than a feature for one)?"""
         if _MODEL_TITLE_RE.search(title):
@@ -517,10 +568,10 @@ class Classifier:
         for m in pattern.finditer(title):
             name = next(g for g in m.groups() if g)
             key = _key(name)
-            # "fp8", "eagle3", "bfloat16" are vocabulary, not names
+            # "fp8", "eagle3", "blockv2", "bfloat16" are vocabulary, not names
             if (
                 key not in self._table
-                and key.rstrip("0123456789.") not in self._table
+                and _VERSION.sub("", key) not in self._table
                 and not _DTYPE.fullmatch(key)
             ):
                 return True
@@ -686,7 +737,7 @@ class Classifier:
 
     def _span_roles(self, text: str) -> dict[int, float]:
         scores: dict[int, float] = {}
-        for _offset, _term, weights in self._hits(text):
+        for _offset, _term, weights in self._senses(text, self._hits(text)):
             for index, weight in weights:
                 scores[index] = scores.get(index, 0.0) + weight
         return scores
@@ -717,11 +768,18 @@ class Classifier:
     def _fixed_roles(self, title: str) -> tuple[str, ...]:
         """Roles the rules keep whatever the role model says: a note that adds or fixes
         one model is a models note."""
-        if self._fallback_index is not None and (
-            self._adds_model(title) or self._names_model(title, _MODEL_FIX_RE)
-        ):
+        if self._model_title(title) is not None:
             return (FALLBACK_ROLE,)
         return ()
+
+    def _model_title(self, title: str) -> str | None:
+        """ "adds" when the title adds a model, "fixes" when it fixes one, else None (also
+        for a model's serving-side piece: its tool parser, chat template)."""
+        if self._fallback_index is None or _SERVING_PIECE.search(title):
+            return None
+        if self._adds_model(title):
+            return "adds"
+        return "fixes" if self._names_model(title, _MODEL_FIX_RE) else None
 
     def classify_by_rules(self, title: str, paragraph: str) -> Classification:
         """The classification by the rules alone (for evaluation and explanations)."""
@@ -820,7 +878,7 @@ class Classifier:
         # ---- role evidence
         scores = [0.0] * n_roles
         title_counts: dict[str, int] = {}
-        for _, key, _weights in self._hits(title_text):
+        for _, key, _weights in self._senses(title_text, self._hits(title_text)):
             title_counts[key] = title_counts.get(key, 0) + 1
         table = self._table
         for key, count in title_counts.items():
@@ -828,7 +886,7 @@ class Classifier:
             for index, weight in table[key]:
                 scores[index] += weight * factor
 
-        para_hits = all_hits = self._hits(text)
+        para_hits = all_hits = self._senses(text, self._hits(text))
         aux = [
             (m.start(), m.end(), _AUX_CUES[" ".join(m.group().split())])
             for m in _AUX_RE.finditer(text)
@@ -858,14 +916,13 @@ class Classifier:
                 scores[index] += weight * factor
 
         forced: set[int] = set()
-        if self._fallback_index is not None and self._adds_model(title_text):
+        model_title = self._model_title(title_text)
+        if model_title is not None:
             # a note that adds or fixes a model is a models note, whatever words it uses
-            forced.add(self.slugs.index(FALLBACK_ROLE))
-        elif self._fallback_index is not None and self._names_model(title_text, _MODEL_FIX_RE):
-            # a note that fixes one model is a models note, whatever words it uses
             index = self.slugs.index(FALLBACK_ROLE)
             forced.add(index)
-            scores[index] = max(scores[index], MIN_SCORE)
+            if model_title == "fixes":
+                scores[index] = max(scores[index], MIN_SCORE)
 
         # ---- negative evidence: "X 工程师可略过", "与 X 无关", "not relevant to X"
         suppressed: set[int] = set()

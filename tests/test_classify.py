@@ -716,6 +716,21 @@ def test_title_tags(title: str, paragraph: str, role: str, taxonomy: Taxonomy) -
     assert classify(title, paragraph, taxonomy).primary_role == role
 
 
+@pytest.mark.parametrize(
+    ("title", "role"),
+    [
+        ("优先级调度支持抢占", "kv-cache"),
+        ("Priority scheduling preempts lower-priority work", "kv-cache"),
+        ("更新 benchmark 代码", "release-infra"),
+        ("Move the benchmark scripts under one folder", "release-infra"),
+        ("Export scheduler stats as Prometheus metrics", "frontend"),
+    ],
+)
+def test_domain_words_by_the_rules(title: str, role: str, taxonomy: Taxonomy) -> None:
+    got = build_classifier(taxonomy).classify_by_rules(title, "Worth a skim.")
+    assert got.primary_role == role
+
+
 def test_docker_images_are_not_multimodal(taxonomy: Taxonomy) -> None:
     got = classify(
         "Slim down the Docker images",
@@ -896,6 +911,7 @@ def test_a_note_on_one_model_is_for_models(title: str, taxonomy: Taxonomy) -> No
     [
         "Fix SM89 shared-memory overflow in the Triton GEMM",
         "Fix off-by-one in the block table when prefix caching evicts the last block",
+        "修复 blockv2 的前缀缓存",  # a term and its version
     ],
 )
 def test_hardware_and_words_are_not_model_names(title: str, taxonomy: Taxonomy) -> None:
@@ -909,10 +925,16 @@ def test_hardware_and_words_are_not_model_names(title: str, taxonomy: Taxonomy) 
         "Add a chat template for a new instruct format",
         "Tool calling: parse function calls in streaming mode",
         "聊天模板渲染支持多段系统提示",
+        # a model's serving-side piece: the model it names does not make a models note
+        "[Bugfix] Fix Zeta-9B streaming tool call parsing",
+        "修复 Zeta-9B reasoning_parser 的遗留问题",
+        "Zeta-9B: fix the chat template's system prompt",
     ],
 )
 def test_server_templates_and_tools_are_frontend(title: str, taxonomy: Taxonomy) -> None:
-    assert classify(title, "值得快速浏览。", taxonomy).primary_role == "frontend"
+    got = classify(title, "值得快速浏览。", taxonomy)
+    assert got.primary_role == "frontend"
+    assert "models" not in got.roles
 
 
 @pytest.mark.parametrize(
@@ -1009,3 +1031,46 @@ def test_image_maintainers_are_release_readers(taxonomy: Taxonomy) -> None:
     assert got.roles == ("release-infra",)
     assert got.verdict is Verdict.DEEP
     assert got.verdict_for("models") is Verdict.SKIP
+
+
+def test_the_model_runner_is_not_a_ci_runner(taxonomy: Taxonomy) -> None:
+    got = classify("[Model Runner V2] Support EAGLE drafts", "Worth a skim.", taxonomy)
+    assert "release-infra" not in got.roles
+    got = classify("Pin the CI runner image", "Worth a skim.", taxonomy)
+    assert "release-infra" in got.roles
+
+
+def test_images_in_a_release_sentence_are_container_images(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Bump the CUDA toolkit",
+        "Whoever owns the release pipeline and image matrix should read it closely.",
+        taxonomy,
+    )
+    assert got.roles == ("release-infra",)
+    got = classify(
+        "[ROCm] Refresh the Dockerfile",
+        "Whoever maintains the ROCm image should skim it.",
+        taxonomy,
+    )
+    assert "multimodal" not in got.roles
+    got = classify(
+        "Resize images before the vision encoder",
+        "Whoever owns the image pipeline should read it closely.",
+        taxonomy,
+    )
+    assert "multimodal" in got.roles
+
+
+def test_scaled_mm_is_not_multimodal(taxonomy: Taxonomy) -> None:
+    got = build_classifier(taxonomy).classify_by_rules(
+        "Route fp8 layers through torch._scaled_mm", "Worth a skim."
+    )
+    assert "multimodal" not in got.roles
+
+
+def test_a_multimodal_cache_is_not_kv_cache_evidence(taxonomy: Taxonomy) -> None:
+    scores = build_classifier(taxonomy).scores(
+        "Fix the multimodal cache key", "Keys of the processor cache and the mm cache change."
+    )
+    assert scores["kv-cache"] == 0
+    assert scores["multimodal"] > 0
