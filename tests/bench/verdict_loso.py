@@ -7,14 +7,16 @@ in tests/labelled.py: the main verdict and every audience-specific verdict right
 - rules: the rules alone. They were written while reading the development sets, so on a
   set the rules were tuned on this column is optimistic;
 - model: the model's verdict with the rules' audience-specific verdicts;
-- shipped: rules and model blended as `bot.verdict_model.blend` does in production.
+- shipped: rules and model blended as `bot.verdict_model.blend` does in production;
+- audience (with --audience, slower): shipped, then each group's own verdict from the
+  audience model (`bot.audience_model`), itself trained on every set but the one left out.
 
 Each cell is the verdict accuracy, with the accuracy of the main verdict alone in brackets.
 
 The model column is honest for every set: the model never saw the set it is scored on.
 Held-out sets are never loaded here.
 
-.venv/bin/python -m tests.bench.verdict_loso [--sets dev12,dev13]
+.venv/bin/python -m tests.bench.verdict_loso [--sets dev12,dev13] [--audience]
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ import argparse
 from collections.abc import Callable
 from dataclasses import replace
 
+from bot.audience_model import attend
 from bot.classify import _normalise, build_classifier
 from bot.domain import Classification
+from bot.role_model import load_model as load_role_model
 from bot.taxonomy import load_taxonomy
 from bot.verdict_model import VerdictModel, blend
 from tests.labelled import DEV_SETS, load_set, score
+from tests.train_audience_model import train as train_audience
 from tests.train_verdict_model import train
 
 COLUMNS = ("rules", "model", "shipped")
@@ -47,37 +52,55 @@ def _known(answers: dict[str, Classification]) -> Callable[[str, str], Classific
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", help="comma-separated sets to leave out (default: all)")
+    parser.add_argument("--audience", action="store_true", help="add the audience column")
     args = parser.parse_args()
+    columns = (*COLUMNS, "audience") if args.audience else COLUMNS
+    role_model = load_role_model()
     taxonomy = load_taxonomy(None)
     classifier = build_classifier(taxonomy)
+    split_roles = tuple(r for r in role_model.roles if r in taxonomy.slugs)
     sets = {name: load_set(name) for name in DEV_SETS}
     held_out = args.sets.split(",") if args.sets else list(DEV_SETS)
-    print("| left out | notes | " + " | ".join(COLUMNS) + " |")
-    print("|---|---|" + "---|" * len(COLUMNS))
-    right = dict.fromkeys(COLUMNS, 0)
-    main_right = dict.fromkeys(COLUMNS, 0)
+    print("| left out | notes | " + " | ".join(columns) + " |")
+    print("|---|---|" + "---|" * len(columns))
+    right = dict.fromkeys(columns, 0)
+    main_right = dict.fromkeys(columns, 0)
     count = 0
     for held in held_out:
         model = train(n for name in DEV_SETS if name != held for n in sets[name])
+        audience = (
+            train_audience(
+                (n for name in DEV_SETS if name != held for n in sets[name]),
+                role_model,
+            )
+            if args.audience
+            else None
+        )
         notes = sets[held]
-        answers: dict[str, dict[str, Classification]] = {c: {} for c in COLUMNS}
+        answers: dict[str, dict[str, Classification]] = {c: {} for c in columns}
         for n in notes:
             rules = classifier.classify_by_rules(n.title, n.paragraph)
             text = _normalise(n.paragraph.strip()).lower()
             answers["rules"][n.title] = rules
             answers["model"][n.title] = _model_only(rules, model, text)
             answers["shipped"][n.title] = blend(rules, model.proba(text))
-        scores = {c: score(notes, _known(answers[c]), taxonomy.slugs) for c in COLUMNS}
+            if audience is not None:
+                answers["audience"][n.title] = audience.refine(
+                    answers["shipped"][n.title],
+                    attend(text, role_model),
+                    split_roles,
+                )
+        scores = {c: score(notes, _known(answers[c]), taxonomy.slugs) for c in columns}
         cells = " | ".join(
             f"{scores[c].verdict_accuracy:.3f} ({scores[c].main_verdict_accuracy:.3f})"
-            for c in COLUMNS
+            for c in columns
         )
         print(f"| {held} | {len(notes)} | {cells} |")
         count += len(notes)
-        for c in COLUMNS:
+        for c in columns:
             right[c] += round(scores[c].verdict_accuracy * len(notes))
             main_right[c] += round(scores[c].main_verdict_accuracy * len(notes))
-    totals = " | ".join(f"{right[c] / count:.3f} ({main_right[c] / count:.3f})" for c in COLUMNS)
+    totals = " | ".join(f"{right[c] / count:.3f} ({main_right[c] / count:.3f})" for c in columns)
     print(f"| all | {count} | {totals} |")
 
 
