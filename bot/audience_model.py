@@ -22,16 +22,14 @@ import functools
 import itertools
 import json
 import math
-import operator
 import re
-from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bot.domain import Classification, Verdict
 from bot.role_model import RoleModel
-from bot.verdict_model import features
+from bot.verdict_model import features, squared_counts
 
 __all__ = [
     "MODEL_PATH",
@@ -90,10 +88,7 @@ class Attention:
 def attend(text: str, role_model: RoleModel) -> Attention:
     """Read a normalised, lower-cased paragraph clause by clause."""
     grams = tuple(features(c) for c in clauses(text))
-    norms = tuple(
-        math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
-        for counts in (Counter(g).values() for g in grams)
-    )
+    norms = tuple(math.sqrt(squared_counts(g)) or 1.0 for g in grams)
     roles = tuple(map(role_model.proba_of_paragraph, grams, norms))
     return Attention(grams, norms, roles)
 
