@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.audience_model import (
     CANDIDATE_MIN,
@@ -175,3 +179,21 @@ def test_notes_that_split_no_audience_keep_one_verdict_for_their_roles() -> None
 
     assert len(plain) > 100
     assert differing(shipped) <= differing(rules_only) + 0.02 * len(plain)
+
+
+_PLAIN_CLAUSE_END = re.compile(
+    r"[。；;！？!?，,：:\n]|\.(?:\s|$)|\s[-—–]+\s|\bbut\b|\bhowever\b|\bwhereas\b|但是?|不过"
+)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [*"abtuhw_1 .,;:!?\n-—–。；！？，：但是不过x", "but", "however", "whereas", " - "]
+        ),
+        max_size=16,
+    )
+)
+def test_clause_ends_are_the_plain_word_edged_ends(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert clauses(text) == [c for c in _PLAIN_CLAUSE_END.split(text) if c.strip()]
