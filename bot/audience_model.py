@@ -158,21 +158,26 @@ class AudienceModel:
         return self._proba(total)
 
     def reader(self, attention: Attention) -> Callable[[str], dict[Verdict, float]]:
-        """`proba` of each role of one note, the clauses' sums found once for them all:
-        the same figures as `proba(pair_features(attention, role))`, faster."""
+        """`proba` of each role of one note, each clause's sum found once, when a role first
+        weighs that clause: the same figures as `proba(pair_features(attention, role))`,
+        faster."""
         packed = self._packed
-        sums = {
-            mark: [
-                sum(map(table.get, grams, itertools.repeat(0j)), 0j) / norm
-                for grams, norm in zip(attention.grams, attention.norms, strict=True)
-            ]
-            for mark, table in packed.items()
-        }
+        # (mark, clause) -> the clause's l2-normalised sum under that mark
+        sums: dict[tuple[str, int], complex] = {}
+
+        def clause_sum(mark: str, i: int) -> complex:
+            found = sums.get((mark, i))
+            if found is None:
+                grams = attention.grams[i]
+                found = sum(map(packed[mark].get, grams, itertools.repeat(0j)), 0j)
+                found = sums[mark, i] = found / attention.norms[i]
+            return found
+
         most = self.weights.get(MOST, (0.0, 0.0, 0.0))
         most_w = complex(most[0] - most[1], most[2] - most[1])
 
         def read(role: str) -> dict[Verdict, float]:
-            total = sum((w * sums[mark][i] for mark, i, w in _spread(attention, role)), 0j)
+            total = sum((w * clause_sum(mark, i) for mark, i, w in _spread(attention, role)), 0j)
             return self._proba(total + attention.most(role) * most_w)
 
         return read
