@@ -6,7 +6,7 @@ styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now de
 sets), `dev8`–`dev47` (development notes by forty more writers) and `unseen_v4`,
 `unseen_v5`, `unseen_v6` (held out, frozen: scored, never read for ideas; see
 fixtures/README.md), and
-`val1`–`val5` (validation: scored in aggregate only, never trained or tuned on).
+`val1`–`val7` (validation: scored in aggregate only, never trained or tuned on).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
 splits its audience, every named group's verdict and the verdict of everyone else are
@@ -34,7 +34,7 @@ UNSEEN: dict[str, str] = {
 }
 # Validation sets: written after the verdict model and the newer rules, never trained or
 # tuned on, scored in aggregate to compare approaches while the held-out sets stay untouched.
-VALIDATION_SETS = ("val1", "val2", "val3", "val4", "val5")
+VALIDATION_SETS = ("val1", "val2", "val3", "val4", "val5", "val6", "val7")
 DEV_SETS = (
     "seeds", "dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10",
     "dev11", "dev12", "dev13", "dev14", "dev15", "dev16", "dev17", "dev18", "dev19", "dev20",
