@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import math
 import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 from bot.domain import Classification, Verdict
 from bot.role_model import RoleModel
-from bot.verdict_model import features, squared_counts
+from bot.verdict_model import VerdictWeights, features, packed, squared_counts
 
 __all__ = [
     "MODEL_PATH",
@@ -42,7 +42,6 @@ __all__ = [
 ]
 
 MODEL_PATH = Path(__file__).parent / "data" / "audience_model.json"
-FORMAT = 1
 
 # Clause ends: punctuation in both languages (a full stop only before a space: "fp8.py",
 # "3.13"), dashes, and the contrast words. Every alternative starts with a character or a
@@ -122,31 +121,19 @@ def pair_features(attention: Attention, role: str) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class AudienceModel:
-    """Multinomial logistic regression over one role's `pair_features`."""
+class AudienceModel(VerdictWeights):
+    """The verdict for one role, over that role's `pair_features`."""
 
-    classes: tuple[Verdict, ...]
-    intercept: tuple[float, ...]
-    weights: dict[str, tuple[float, ...]]
+    KIND: ClassVar[str] = "audience"
 
     @functools.cached_property
     def _packed(self) -> dict[str, dict[str, complex]]:
-        """Per mark, each feature's weights as one complex number relative to the second
-        class (a softmax does not change when every class gains the same amount): sums
-        of them run in C."""
+        """Per mark, each feature's `packed` weights."""
         out: dict[str, dict[str, complex]] = {m: {} for m in MARKS}
         for key, w in self.weights.items():
             if key[:2] in out:
-                out[key[:2]][key[2:]] = complex(w[0] - w[1], w[2] - w[1])
+                out[key[:2]][key[2:]] = packed(w)
         return out
-
-    def _proba(self, total: complex) -> dict[Verdict, float]:
-        i0, i1, i2 = self.intercept
-        scores = (i0 - i1 + total.real, 0.0, i2 - i1 + total.imag)
-        top = max(scores)
-        exps = [math.exp(s - top) for s in scores]
-        whole = sum(exps)
-        return {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
 
     def proba(self, row: dict[str, float]) -> dict[Verdict, float]:
         """The probability of each verdict for one role's `pair_features`."""
@@ -154,14 +141,14 @@ class AudienceModel:
         for key, value in row.items():
             w = self.weights.get(key)
             if w is not None:
-                total += value * complex(w[0] - w[1], w[2] - w[1])
-        return self._proba(total)
+                total += value * packed(w)
+        return self.softmax(total)
 
     def reader(self, attention: Attention) -> Callable[[str], dict[Verdict, float]]:
         """`proba` of each role of one note, each clause's sum found once, when a role first
         weighs that clause: the same figures as `proba(pair_features(attention, role))`,
         faster."""
-        packed = self._packed
+        tables = self._packed
         # (mark, clause) -> the clause's l2-normalised sum under that mark
         sums: dict[tuple[str, int], complex] = {}
 
@@ -169,16 +156,15 @@ class AudienceModel:
             found = sums.get((mark, i))
             if found is None:
                 grams = attention.grams[i]
-                found = sum(map(packed[mark].get, grams, itertools.repeat(0j)), 0j)
+                found = sum(map(tables[mark].get, grams, itertools.repeat(0j)), 0j)
                 found = sums[mark, i] = found / attention.norms[i]
             return found
 
-        most = self.weights.get(MOST, (0.0, 0.0, 0.0))
-        most_w = complex(most[0] - most[1], most[2] - most[1])
+        most_w = packed(self.weights.get(MOST, (0.0, 0.0, 0.0)))
 
         def read(role: str) -> dict[Verdict, float]:
             total = sum((w * clause_sum(mark, i) for mark, i, w in _spread(attention, role)), 0j)
-            return self._proba(total + attention.most(role) * most_w)
+            return self.softmax(total + attention.most(role) * most_w)
 
         return read
 
@@ -204,26 +190,6 @@ class AudienceModel:
             if proba[verdict] >= SURE_MIN and verdict is not got.verdict:
                 told[role] = verdict
         return got if told == got.role_verdicts else replace(got, role_verdicts=told)
-
-    def to_json(self) -> str:
-        body = {
-            "format": FORMAT,
-            "classes": [v.value for v in self.classes],
-            "intercept": list(self.intercept),
-            "weights": {g: list(w) for g, w in sorted(self.weights.items())},
-        }
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-    @classmethod
-    def from_json(cls, raw: str) -> AudienceModel:
-        body = json.loads(raw)
-        if body.get("format") != FORMAT:
-            raise ValueError(f"audience model format {body.get('format')!r}, expected {FORMAT}")
-        return cls(
-            classes=tuple(Verdict(v) for v in body["classes"]),
-            intercept=tuple(float(x) for x in body["intercept"]),
-            weights={str(g): tuple(float(x) for x in w) for g, w in body["weights"].items()},
-        )
 
 
 @functools.cache

@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar, Self
 
 from bot.domain import Classification, Confidence, Verdict
 
@@ -132,23 +133,63 @@ class Reading:
     short: bool = False
 
 
+def packed(weights: tuple[float, ...]) -> complex:
+    """A feature's three verdict weights as one complex number, relative to the second.
+
+    A softmax does not change when the same amount is added to every class, so three
+    weights carry two numbers of information: (w0 - w1) + (w2 - w1)j. Summing complex
+    numbers runs in C, which keeps scoring a note cheap.
+    """
+    return complex(weights[0] - weights[1], weights[2] - weights[1])
+
+
 @dataclass(frozen=True)
-class VerdictModel:
-    """Multinomial logistic regression over l2-normalised feature counts."""
+class VerdictWeights:
+    """A multinomial logistic regression over the three verdicts, and its model file."""
+
+    KIND: ClassVar[str] = "verdict"
 
     classes: tuple[Verdict, ...]
     intercept: tuple[float, ...]
     weights: dict[str, tuple[float, ...]]
 
+    def softmax(self, total: complex) -> dict[Verdict, float]:
+        """The probability of each verdict given the `packed` sum of a row's weights."""
+        i0, i1, i2 = self.intercept
+        scores = (i0 - i1 + total.real, 0.0, i2 - i1 + total.imag)
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        whole = sum(exps)
+        return {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
+
+    def to_json(self) -> str:
+        body = {
+            "format": FORMAT,
+            "classes": [v.value for v in self.classes],
+            "intercept": list(self.intercept),
+            "weights": {g: list(w) for g, w in sorted(self.weights.items())},
+        }
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    @classmethod
+    def from_json(cls, raw: str) -> Self:
+        body = json.loads(raw)
+        if body.get("format") != FORMAT:
+            raise ValueError(f"{cls.KIND} model format {body.get('format')!r}, expected {FORMAT}")
+        return cls(
+            classes=tuple(Verdict(v) for v in body["classes"]),
+            intercept=tuple(float(x) for x in body["intercept"]),
+            weights={str(g): tuple(float(x) for x in w) for g, w in body["weights"].items()},
+        )
+
+
+@dataclass(frozen=True)
+class VerdictModel(VerdictWeights):
+    """The verdict of a whole note, over its l2-normalised feature counts."""
+
     @functools.cached_property
     def _packed(self) -> dict[str, complex]:
-        """Each feature's weights as one complex number, relative to the second class.
-
-        A softmax does not change when the same amount is added to every class, so three
-        weights carry two numbers of information: (w0 - w1) + (w2 - w1)j. Summing complex
-        numbers runs in C, which keeps scoring a note well under the time budget.
-        """
-        return {g: complex(w[0] - w[1], w[2] - w[1]) for g, w in self.weights.items()}
+        return {g: packed(w) for g, w in self.weights.items()}
 
     def proba(self, text: str) -> Reading:
         """The probability of each verdict for a normalised, lower-cased paragraph."""
@@ -161,33 +202,7 @@ class VerdictModel:
             squares = squared_counts(grams)
         norm = math.sqrt(squares) or 1.0
         total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j) / norm
-        i0, i1, i2 = self.intercept
-        scores = (i0 - i1 + total.real, 0.0, i2 - i1 + total.imag)
-        top = max(scores)
-        exps = [math.exp(s - top) for s in scores]
-        whole = sum(exps)
-        proba = {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
-        return Reading(proba, short=len(grams) < SHORT_FEATURES)
-
-    def to_json(self) -> str:
-        body = {
-            "format": FORMAT,
-            "classes": [v.value for v in self.classes],
-            "intercept": list(self.intercept),
-            "weights": {g: list(w) for g, w in sorted(self.weights.items())},
-        }
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-    @classmethod
-    def from_json(cls, raw: str) -> VerdictModel:
-        body = json.loads(raw)
-        if body.get("format") != FORMAT:
-            raise ValueError(f"verdict model format {body.get('format')!r}, expected {FORMAT}")
-        return cls(
-            classes=tuple(Verdict(v) for v in body["classes"]),
-            intercept=tuple(float(x) for x in body["intercept"]),
-            weights={str(g): tuple(float(x) for x in w) for g, w in body["weights"].items()},
-        )
+        return Reading(self.softmax(total), short=len(grams) < SHORT_FEATURES)
 
 
 @functools.cache

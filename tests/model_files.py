@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -55,3 +56,38 @@ def write_or_check(
         return 0
     print(f"{args.out} is stale: run {command}", file=sys.stderr)
     return 1
+
+
+def fit_softmax(
+    rows: list[dict[str, float]],
+    labels: list[int],
+    classes: int,
+    *,
+    c: float,
+    min_count: int,
+    prune: float,
+    digits: int,
+) -> tuple[tuple[float, ...], dict[str, tuple[float, ...]]]:
+    """Fit a multinomial logistic regression (scikit-learn, deterministic) on feature rows.
+
+    Features in fewer than `min_count` rows are dropped; weights are rounded to `digits`
+    and a feature whose largest weight is under `prune` is left out. Returns the intercept
+    and the weights, one per class in label order.
+    """
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    seen = Counter(g for row in rows for g in row)
+    rows = [{g: v for g, v in row.items() if seen[g] >= min_count} for row in rows]
+    vectorizer = DictVectorizer(sort=True)
+    x = vectorizer.fit_transform(rows)
+    fitted = LogisticRegression(C=c, max_iter=10_000, tol=1e-6).fit(x, labels)
+    order = [list(fitted.classes_).index(i) for i in range(classes)]
+    coef = fitted.coef_
+    weights: dict[str, tuple[float, ...]] = {}
+    for j, gram in enumerate(vectorizer.get_feature_names_out()):
+        w = tuple(round(float(coef[k, j]), digits) for k in order)
+        if max(abs(v) for v in w) >= prune:
+            weights[str(gram)] = w
+    intercept = tuple(round(float(fitted.intercept_[k]), digits) for k in order)
+    return intercept, weights

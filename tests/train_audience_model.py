@@ -12,7 +12,6 @@ Needs the `dev` extra (scikit-learn).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
 from bot.audience_model import MODEL_PATH, AudienceModel, attend, pair_features
@@ -21,7 +20,7 @@ from bot.domain import Verdict
 from bot.role_model import RoleModel
 from bot.role_model import load_model as load_role_model
 from tests.labelled import DEV_SETS, Labelled, load_set
-from tests.model_files import same_weights, write_or_check
+from tests.model_files import fit_softmax, same_weights, write_or_check
 
 CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
 C = 5.0  # inverse L2 strength, chosen on the validation sets
@@ -48,23 +47,10 @@ def examples(
 
 def train(notes: Iterable[Labelled], role_model: RoleModel) -> AudienceModel:
     """Fit the model on the roles of `notes`."""
-    from sklearn.feature_extraction import DictVectorizer
-    from sklearn.linear_model import LogisticRegression
-
     rows, labels = examples(notes, role_model)
-    seen: Counter[str] = Counter(g for row in rows for g in row)
-    rows = [{g: v for g, v in row.items() if seen[g] >= MIN_ROWS} for row in rows]
-    vectorizer = DictVectorizer(sort=True)
-    x = vectorizer.fit_transform(rows)
-    fitted = LogisticRegression(C=C, max_iter=10_000, tol=1e-6).fit(x, labels)
-    order = [list(fitted.classes_).index(i) for i in range(len(CLASSES))]
-    coef = fitted.coef_
-    weights: dict[str, tuple[float, ...]] = {}
-    for j, gram in enumerate(vectorizer.get_feature_names_out()):
-        w = tuple(round(float(coef[k, j]), DIGITS) for k in order)
-        if max(abs(v) for v in w) >= PRUNE:
-            weights[str(gram)] = w
-    intercept = tuple(round(float(fitted.intercept_[k]), DIGITS) for k in order)
+    intercept, weights = fit_softmax(
+        rows, labels, len(CLASSES), c=C, min_count=MIN_ROWS, prune=PRUNE, digits=DIGITS
+    )
     return AudienceModel(classes=CLASSES, intercept=intercept, weights=weights)
 
 

@@ -17,7 +17,7 @@ from bot.classify import _normalise
 from bot.domain import Verdict
 from bot.verdict_model import MODEL_PATH, VerdictModel, features
 from tests.labelled import DEV_SETS, Labelled, load_set
-from tests.model_files import same_weights, write_or_check
+from tests.model_files import fit_softmax, same_weights, write_or_check
 
 CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
 C = 10.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/verdict_loso.py)
@@ -35,28 +35,12 @@ def vector(paragraph: str) -> dict[str, float]:
 
 def train(notes: Iterable[Labelled]) -> VerdictModel:
     """Fit the model on `notes` (their paragraphs and main verdicts)."""
-    from sklearn.feature_extraction import DictVectorizer
-    from sklearn.linear_model import LogisticRegression
-
     notes = list(notes)
     rows = [vector(n.paragraph) for n in notes]
-    seen: dict[str, int] = {}
-    for row in rows:
-        for gram in row:
-            seen[gram] = seen.get(gram, 0) + 1
-    rows = [{g: v for g, v in row.items() if seen[g] >= MIN_NOTES} for row in rows]
-    vectorizer = DictVectorizer(sort=True)
-    x = vectorizer.fit_transform(rows)
-    y = [CLASSES.index(Verdict(n.verdict)) for n in notes]
-    fitted = LogisticRegression(C=C, max_iter=10_000, tol=1e-6).fit(x, y)
-    order = [list(fitted.classes_).index(i) for i in range(len(CLASSES))]
-    coef = fitted.coef_
-    weights: dict[str, tuple[float, ...]] = {}
-    for j, gram in enumerate(vectorizer.get_feature_names_out()):
-        w = tuple(round(float(coef[k, j]), DIGITS) for k in order)
-        if max(abs(v) for v in w) >= PRUNE:
-            weights[str(gram)] = w
-    intercept = tuple(round(float(fitted.intercept_[k]), DIGITS) for k in order)
+    labels = [CLASSES.index(Verdict(n.verdict)) for n in notes]
+    intercept, weights = fit_softmax(
+        rows, labels, len(CLASSES), c=C, min_count=MIN_NOTES, prune=PRUNE, digits=DIGITS
+    )
     return VerdictModel(classes=CLASSES, intercept=intercept, weights=weights)
 
 
