@@ -3,9 +3,10 @@
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
 styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
-sets), `dev8`–`dev47` (development notes by forty more writers) and `unseen_v4`,
-`unseen_v5`, `unseen_v6` (held out, frozen: scored, never read for ideas; see
-fixtures/README.md), and
+sets), `dev8`–`dev47` (development notes by forty more writers), `unseen_v6` (held out,
+frozen: scored, never read for ideas; see fixtures/README.md), `retired_v4` and
+`retired_v5` (once held out as `unseen_v4` and `unseen_v5`: frozen and never read, but
+their aggregate steered a decision), and
 `val1`–`val7` (validation: scored in aggregate only, never trained or tuned on).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
@@ -28,10 +29,15 @@ from tests.fixtures_util import FIXTURES
 NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
 # Held-out sets and the sha256 each was frozen with.
 UNSEEN: dict[str, str] = {
-    "unseen_v4": "4c2f3d37e425c3cac7588187d54ff7129caff065f6519e8abc279241234f69c0",
-    "unseen_v5": "53de2f4d9df7dfba261483cc56829b54cbebf962f2db7514a2ed28ebb691275f",
     "unseen_v6": "d88cdb967b123b8f4f1cb602b03c6565c02a44200b81d344188cd22351d62b5d",
 }
+# Once held out, no longer: written and frozen like the held-out sets and never read note by
+# note or trained on, but their aggregate steered a decision (see fixtures/README.md).
+RETIRED: dict[str, str] = {
+    "retired_v4": "4c2f3d37e425c3cac7588187d54ff7129caff065f6519e8abc279241234f69c0",
+    "retired_v5": "53de2f4d9df7dfba261483cc56829b54cbebf962f2db7514a2ed28ebb691275f",
+}
+FROZEN = {**UNSEEN, **RETIRED}
 # Validation sets: written after the verdict model and the newer rules, never trained or
 # tuned on, scored in aggregate to compare approaches while the held-out sets stay untouched.
 VALIDATION_SETS = ("val1", "val2", "val3", "val4", "val5", "val6", "val7")
@@ -91,9 +97,9 @@ def load_set(name: str) -> list[Labelled]:
                 paragraphs[note.title] = note.paragraph
         rows = _rows(FIXTURES / f"labels_{name}.jsonl")
         return [_labelled(r, paragraphs[str(r["title"])]) for r in rows]
-    if name in UNSEEN and unseen_digest(name) != UNSEEN[name]:
+    if name in FROZEN and unseen_digest(name) != FROZEN[name]:
         raise ValueError(f"{name}.jsonl changed: it is no longer a held-out set")
-    path = FIXTURES / (f"{name}.jsonl" if name in UNSEEN else f"labels_{name}.jsonl")
+    path = FIXTURES / (f"{name}.jsonl" if name in FROZEN else f"labels_{name}.jsonl")
     return [_labelled(r, str(r["paragraph"])) for r in _rows(path)]
 
 

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from bot.classify import build_classifier
 from bot.taxonomy import load_taxonomy
-from tests.labelled import DEV_SETS, UNSEEN, VALIDATION_SETS, SetScore, load_set, score
+from tests.labelled import (
+    DEV_SETS,
+    RETIRED,
+    UNSEEN,
+    VALIDATION_SETS,
+    SetScore,
+    load_set,
+    score,
+)
 
 
 def _cells(result: SetScore) -> str:
@@ -31,7 +39,12 @@ def main() -> None:
         "| rules alone: verdict | main verdict |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    groups = (("development", DEV_SETS), ("validation", VALIDATION_SETS), ("held out", UNSEEN))
+    groups = (
+        ("development", DEV_SETS),
+        ("validation", VALIDATION_SETS),
+        ("retired held out", RETIRED),
+        ("held out", UNSEEN),
+    )
     for kind, names in groups:
         total = 0
         right = main_right = 0.0
