@@ -4,9 +4,9 @@ Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written not
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
 styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
 sets), `dev8`–`dev47` (development notes by forty more writers), `unseen_v6` and
-`unseen_v7` (held out, frozen: scored, never read for ideas; see fixtures/README.md), `retired_v4` and
-`retired_v5` (once held out as `unseen_v4` and `unseen_v5`: frozen and never read, but
-their aggregate steered a decision), and
+`unseen_v7` (held out, frozen: scored, never read for ideas; see fixtures/README.md),
+`retired_v4` and `retired_v5` (once held out as `unseen_v4` and `unseen_v5`: frozen and
+never read, but their aggregate steered a decision), and
 `val1`–`val7` (validation: scored in aggregate only, never trained or tuned on).
 
 A note's verdict counts as right when its main verdict is right and, for a note that
