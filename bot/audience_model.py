@@ -11,9 +11,13 @@ trained from every labelled development set by `tests/train_audience_model.py`
 (deterministic; retrain after the role model changes) and shipped as
 `bot/data/audience_model.json`, loaded once.
 
+Everyone else is read as one more group (`OTHERS`), its share held by the clauses that
+speak of the rest of the readers ("其他人 pass", "the rest of us can ignore it").
+
 `refine` gives a role its own verdict only where the rules told its readers nothing, the
 role is not the note's primary one and the model is fairly sure of a verdict that differs
-from the main one. Thresholds were chosen on the validation sets.
+from the main one; everyone else likewise, when the rules told them nothing. Thresholds
+were chosen on the validation sets.
 """
 
 from __future__ import annotations
@@ -59,6 +63,19 @@ CANDIDATE_MIN = 0.5
 SURE_MIN = 0.5
 MARKS = ("a:", "n:", "p:")
 MOST = "most"
+_EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?|甚至连?)")
+# Everyone else, read like one more group: the clauses that speak of the rest of the readers
+# ("everyone else", "the rest of us", "其他人", "其余读者") take its share.
+OTHERS = "*others"
+_OTHERS = re.compile(
+    r"\b(?:everyone|everybody|anyone|anybody|no\s?one|no-one|nobody)\s+else\b"
+    r"|\bthe\s+rest\s+of\s+(?:us|you|them|the\s+(?:team|org|company|group|readers))\b"
+    r"|\bthe\s+rest\b(?!\s+of\b)|\bothers\b|\ball\s+other\b"
+    r"|\bother\s+(?:readers|teams?|folks|people|groups|engineers|platforms?)\b"
+    r"|\bmost\s+(?:people|readers|folks|engineers|of\s+us|of\s+you|of\s+the\s+team)\b"
+    r"|其[他它余](?:的)?(?:人|同学|读者|团队|方向|组|各位|朋友|同事|平台|工程师)"
+    r"|别的(?:人|组|团队|同学|方向)|别人|剩下的(?:人|同学)|大多数人|多数人|大部分人|旁人"
+)
 
 
 def clauses(text: str) -> list[str]:
@@ -88,9 +105,22 @@ class Attention:
 
 def attend(text: str, role_model: RoleModel) -> Attention:
     """Read a normalised, lower-cased paragraph clause by clause."""
-    grams = tuple(features(c) for c in clauses(text))
+    parts = clauses(text)
+    grams = tuple(map(features, parts))
     norms = tuple(math.sqrt(squared_counts(g)) or 1.0 for g in grams)
     roles = tuple(map(role_model.proba_of_paragraph, grams, norms))
+    for part, proba in zip(parts, roles, strict=True):
+        if _EVEN.match(part):
+            # "even ROCm build maintainers only need the summary": the closest readers stand
+            # for everyone, so the clause names no group of its own
+            proba.update(dict.fromkeys(proba, 0.0))
+    if _OTHERS.search(text):
+        # "else" needs someone named first: a note that opens with everyone else sets
+        # nobody apart
+        named = False
+        for part, proba in zip(parts, roles, strict=True):
+            proba[OTHERS] = 1.0 if named and _OTHERS.search(part) else 0.0
+            named = True
     return Attention(grams, norms, roles)
 
 
@@ -178,18 +208,33 @@ class AudienceModel(VerdictWeights):
         """
         told = dict(got.role_verdicts)
         read: Callable[[str], dict[Verdict, float]] | None = None
+        rest = [r for r in known if r not in got.roles and r not in got.role_verdicts]
+        if rest and attention.most(OTHERS):
+            # the note speaks of everyone else, and the rules told them nothing
+            read = self.reader(attention)
+            verdict = self._sure(read(OTHERS))
+            if verdict is not None and verdict is not got.verdict:
+                told.update(dict.fromkeys(rest, verdict))
         for role in known:
             if role == got.primary_role or role in got.role_verdicts:
                 continue
-            if role not in got.roles and attention.most(role) < CANDIDATE_MIN:
+            most = attention.most(role)
+            if not most or (role not in got.roles and most < CANDIDATE_MIN):
                 continue
             if read is None:
                 read = self.reader(attention)
-            proba = read(role)
-            verdict = max(proba, key=lambda v: (proba[v], -v.rank))
-            if proba[verdict] >= SURE_MIN and verdict is not got.verdict:
+            verdict = self._sure(read(role))
+            if verdict is not None and verdict is not got.verdict:
                 told[role] = verdict
+            elif verdict is got.verdict:
+                told.pop(role, None)  # named apart from everyone else, with the main verdict
         return got if told == got.role_verdicts else replace(got, role_verdicts=told)
+
+    @staticmethod
+    def _sure(proba: dict[Verdict, float]) -> Verdict | None:
+        """The most likely verdict when the model is at least SURE_MIN sure of it."""
+        verdict = max(proba, key=lambda v: (proba[v], -v.rank))
+        return verdict if proba[verdict] >= SURE_MIN else None
 
 
 @functools.cache

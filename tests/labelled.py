@@ -47,7 +47,8 @@ DEV_SETS = (
     "dev11", "dev12", "dev13", "dev14", "dev15", "dev16", "dev17", "dev18", "dev19", "dev20",
     "dev21", "dev22", "dev23", "dev24", "dev25", "dev26", "dev27", "dev28",
     "dev29", "dev30", "dev31", "dev32", "dev33", "dev34", "dev35", "dev36", "dev37", "dev38",
-    "dev39", "dev40", "dev41", "dev42", "dev43", "dev44", "dev45", "dev46", "dev47",
+    "dev39", "dev40", "dev41", "dev42", "dev43", "dev44", "dev45", "dev46", "dev47", "dev48",
+    "dev49", "dev50", "dev51", "dev52", "dev53", "dev54", "dev55",
 )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from bot.audience_model import (
     CANDIDATE_MIN,
+    OTHERS,
     SURE_MIN,
     Attention,
     AudienceModel,
@@ -45,6 +46,42 @@ def test_clauses_end_at_punctuation_in_both_languages_and_at_contrast_words() ->
         "写 kernel 的同学细看",
         "做量化的扫一眼",
     ]
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "marked"),
+    [
+        ("KV cache owners read it closely; everyone else can pass.", [False, True]),
+        ("KV cache owners read it closely. The rest of us, pass.", [False, True, False]),
+        ("做 KV cache 的逐行看，其他人 pass。", [False, True]),
+        ("KV cache owners read it closely. The rest of the diff is renames.", [False, False]),
+        # "else" needs someone named first
+        ("Everyone else has seen this before.", [False]),
+        ("其他人都见过了。", [False]),
+    ],
+)
+def test_clauses_that_speak_of_everyone_else(paragraph: str, marked: list[bool]) -> None:
+    attention = attend(_text(paragraph), load_role_model())
+    assert [p.get(OTHERS, 0.0) == 1.0 for p in attention.roles] == marked
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        "Safe to pass on. Even ROCm build maintainers need only the summary.",
+        "不用看。就连维护 ROCm 构建的同学也只需知道多了一个变量。",
+    ],
+)
+def test_a_clause_opening_with_even_names_no_group(paragraph: str) -> None:
+    """ "Even the closest readers" stands for everyone: that clause gives no role a share."""
+    attention = attend(_text(paragraph), load_role_model())
+    even = [
+        p
+        for c, p in zip(clauses(_text(paragraph)), attention.roles, strict=True)
+        if c.strip().startswith(("even", "就连"))
+    ]
+    assert even and all(v == 0.0 for v in even[0].values())
+    assert attention.most("release-infra") < CANDIDATE_MIN
 
 
 def test_a_role_weighs_most_the_clause_that_speaks_of_it() -> None:
@@ -160,6 +197,38 @@ def test_the_audience_model_lifts_split_verdicts_on_the_validation_sets() -> Non
     )
     assert len(notes) > 200
     assert with_model >= without + 0.04 * len(notes), (with_model, without, len(notes))
+
+
+def test_everyone_else_read_by_the_model() -> None:
+    """A chat idiom for everyone else that the rules do not take as a verdict: the model
+    gives everyone else their own; without it they keep the main verdict."""
+    taxonomy = load_taxonomy()
+    title, paragraph = "重写前缀缓存的块分配器", "做 KV cache 的要一行行对着看，其他人 pass。"
+    got = Classifier(taxonomy).classify(title, paragraph)
+    rules_only = Classifier(taxonomy, audience_model=False).classify(title, paragraph)
+    assert rules_only.verdict_for("models") is rules_only.verdict
+    assert got.verdict_for("models") is Verdict.SKIP
+    assert got.verdict_for("frontend") is Verdict.SKIP
+    assert got.verdict_for("kv-cache") is got.verdict is not Verdict.SKIP
+
+
+def test_the_audience_model_lifts_everyone_else_on_the_validation_sets() -> None:
+    """Aggregate only: notes that tell everyone else something, with and without the model."""
+    taxonomy = load_taxonomy()
+    notes = [n for name in VALIDATION_SETS for n in load_set(name) if n.others_verdict]
+
+    def right(classifier: Classifier) -> int:
+        return sum(
+            verdict_right(n, classifier.classify(n.title, n.paragraph), taxonomy.slugs)
+            for n in notes
+        )
+
+    with_model, without = (
+        right(Classifier(taxonomy)),
+        right(Classifier(taxonomy, audience_model=False)),
+    )
+    assert len(notes) > 80
+    assert with_model >= without + 0.05 * len(notes), (with_model, without, len(notes))
 
 
 def test_notes_that_split_no_audience_keep_one_verdict_for_their_roles() -> None:

@@ -1,7 +1,8 @@
 """Train the audience model (`bot/data/audience_model.json`) from every development set.
 
 Each example is one role of one note: the note's gold roles take the main verdict unless
-the note gives their readers another, and every group the note names takes its own.
+the note gives their readers another, and every group the note names takes its own; a note
+that tells everyone else their verdict adds one example for them.
 The clauses are weighed by the shipped role model, so retrain after retraining that.
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
 Needs the `dev` extra (scikit-learn).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.audience_model import MODEL_PATH, AudienceModel, attend, pair_features
+from bot.audience_model import MODEL_PATH, OTHERS, AudienceModel, attend, pair_features
 from bot.classify import _normalise
 from bot.domain import Verdict
 from bot.role_model import RoleModel
@@ -42,6 +43,9 @@ def examples(
             verdict = note.role_verdicts.get(role, note.verdict)
             rows.append(pair_features(attention, role))
             labels.append(CLASSES.index(Verdict(verdict)))
+        if note.others_verdict is not None and attention.most(OTHERS):
+            rows.append(pair_features(attention, OTHERS))
+            labels.append(CLASSES.index(Verdict(note.others_verdict)))
     return rows, labels
 
 
