@@ -64,6 +64,7 @@ SURE_MIN = 0.5
 MARKS = ("a:", "n:", "p:")
 MOST = "most"
 _EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?|甚至连?)")
+_EVEN_TAIL = re.compile(r"\s*[也都亦]")
 # Everyone else, read like one more group: the clauses that speak of the rest of the readers
 # ("everyone else", "the rest of us", "其他人", "其余读者") take its share.
 OTHERS = "*others"
@@ -109,10 +110,13 @@ def attend(text: str, role_model: RoleModel) -> Attention:
     grams = tuple(map(features, parts))
     norms = tuple(math.sqrt(squared_counts(g)) or 1.0 for g in grams)
     roles = tuple(map(role_model.proba_of_paragraph, grams, norms))
+    even = False
     for part, proba in zip(parts, roles, strict=True):
-        if _EVEN.match(part):
-            # "even ROCm build maintainers only need the summary": the closest readers stand
-            # for everyone, so the clause names no group of its own
+        # "even ROCm build maintainers only need the summary", "即便是维护构建的同学，也只需…":
+        # the closest readers stand for everyone, so the clause (and the "也" clause that
+        # finishes it) names no group of its own
+        even = _EVEN.match(part) is not None or (even and _EVEN_TAIL.match(part) is not None)
+        if even:
             proba.update(dict.fromkeys(proba, 0.0))
     if _OTHERS.search(text):
         # "else" needs someone named first: a note that opens with everyone else sets

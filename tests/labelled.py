@@ -48,7 +48,8 @@ DEV_SETS = (
     "dev21", "dev22", "dev23", "dev24", "dev25", "dev26", "dev27", "dev28",
     "dev29", "dev30", "dev31", "dev32", "dev33", "dev34", "dev35", "dev36", "dev37", "dev38",
     "dev39", "dev40", "dev41", "dev42", "dev43", "dev44", "dev45", "dev46", "dev47", "dev48",
-    "dev49", "dev50", "dev51", "dev52", "dev53", "dev54", "dev55",
+    "dev49", "dev50", "dev51", "dev52", "dev53", "dev54", "dev55", "dev56", "dev57", "dev58",
+    "dev59", "dev60", "dev61", "dev62", "dev63",
 )  # fmt: skip
 
 

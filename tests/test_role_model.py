@@ -189,7 +189,7 @@ def test_the_shipped_model_loads_once_and_stays_small() -> None:
     assert load_model() is load_model()
     assert load_model().roles == load_taxonomy().slugs
     assert len(load_model().weights) > 1000
-    assert MODEL_PATH.stat().st_size < 1_000_000
+    assert MODEL_PATH.stat().st_size < 1_500_000
 
 
 def test_the_shipped_model_is_what_the_training_script_makes(
