@@ -171,12 +171,7 @@ class AudienceModel(VerdictWeights):
 
     def proba(self, row: dict[str, float]) -> dict[Verdict, float]:
         """The probability of each verdict for one role's `pair_features`."""
-        total = 0j
-        for key, value in row.items():
-            w = self.weights.get(key)
-            if w is not None:
-                total += value * packed(w)
-        return self.softmax(total)
+        return self.row_proba(row)
 
     def reader(self, attention: Attention) -> Callable[[str], dict[Verdict, float]]:
         """`proba` of each role of one note, each clause's sum found once, when a role first

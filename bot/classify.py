@@ -1162,6 +1162,7 @@ RULE_MODULES = (
     "trie.py",
     "verdict_model.py",
     "data/verdict_model.json",
+    "data/verdict_blend.json",
     "role_model.py",
     "data/role_model.json",
     "audience_model.py",

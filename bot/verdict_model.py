@@ -6,10 +6,11 @@ and gives the probability of each verdict. It is trained from every labelled
 development set by `tests/train_verdict_model.py` (deterministic) and shipped as
 `bot/data/verdict_model.json`, loaded once.
 
-`blend` decides between the rules and the model: the rules keep a verdict they are sure of
-unless the model is confident of another (fairly sure of another: contradictory evidence,
-a low-confidence skim); where the rules are unsure, the model decides, but never deep on
-weak evidence (then the note is a low-confidence skim). Audience-specific verdicts stay
+`blend` decides between the rules and the model with a small learned blend (a logistic
+regression over the rules' verdict and confidence and the model's probabilities, trained by
+`tests/train_verdict_blend.py` on readings of notes the model was not trained on, shipped as
+`bot/data/verdict_blend.json`): never deep on weak evidence (then the note is a
+low-confidence skim), and low confidence below SURE_MIN. Audience-specific verdicts stay
 the rules' own.
 """
 
@@ -29,11 +30,15 @@ from typing import ClassVar, Self
 from bot.domain import Classification, Confidence, Verdict
 
 __all__ = [
+    "BLEND_PATH",
     "MODEL_PATH",
+    "BlendModel",
     "Reading",
     "VerdictModel",
     "blend",
+    "blend_features",
     "features",
+    "load_blend",
     "load_model",
     "squared_counts",
 ]
@@ -41,17 +46,16 @@ __all__ = [
 MODEL_PATH = Path(__file__).parent / "data" / "verdict_model.json"
 FORMAT = 1
 
-# The model overrides a confident rule only when it is at least this sure of another verdict;
-# from CONTRADICT_MIN up to that, the evidence is contradictory: a cautious skim, low confidence.
-OVERRIDE_MIN = 0.75
-CONTRADICT_MIN = 0.6
-# Below this, a deep reading from the model is weak evidence: the note becomes a skim.
+BLEND_PATH = Path(__file__).parent / "data" / "verdict_blend.json"
+
+# Below this, a deep reading of the blend is weak evidence: the note becomes a skim.
 DEEP_MIN = 0.5
-# At or above this the model's verdict counts as high confidence on its own.
+# At or above this the blend's verdict counts as high confidence.
 SURE_MIN = 0.8
-# A note with fewer features than this (a sentence or so) is short: a verdict the rules are
-# sure of stands, and the model's own reading is low confidence and never deep.
+# A note with fewer features than this (a sentence or so) is short: the blend knows it.
 SHORT_FEATURES = 24
+# The smallest probability whose logarithm the blend reads.
+PROBA_FLOOR = 1e-6
 
 _TOKEN = re.compile(r"[a-z][a-z0-9'\-]*|[\u3400-\u9fff]+|[.,;:!?()]")
 # Negation: words in a negator's scope are marked ("!worth" in "not worth a close read",
@@ -162,6 +166,15 @@ class VerdictWeights:
         whole = sum(exps)
         return {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
 
+    def row_proba(self, row: dict[str, float]) -> dict[Verdict, float]:
+        """The probability of each verdict for a row of named feature values."""
+        total = 0j
+        for key, value in row.items():
+            w = self.weights.get(key)
+            if w is not None:
+                total += value * packed(w)
+        return self.softmax(total)
+
     def to_json(self) -> str:
         body = {
             "format": FORMAT,
@@ -211,32 +224,63 @@ def load_model(path: Path = MODEL_PATH) -> VerdictModel:
     return VerdictModel.from_json(path.read_text(encoding="utf-8"))
 
 
-def blend(rules: Classification, reading: Reading) -> Classification:
+def blend_features(rules: Classification, reading: Reading) -> dict[str, float]:
+    """What the learned blend reads of a note: the rules' verdict and whether they are sure
+    of it, the model's log-probability of each verdict and of the rules' verdict, and
+    whether the note is short."""
+    sure = "high" if rules.verdict_confidence is Confidence.HIGH else "low"
+    logs = {v: math.log(max(p, PROBA_FLOOR)) for v, p in reading.proba.items()}
+    row = {
+        f"rules:{rules.verdict.value}:{sure}": 1.0,
+        f"agree:{rules.verdict.value}": logs[rules.verdict],
+    }
+    row.update({f"log:{v.value}": x for v, x in logs.items()})
+    if reading.short:
+        row["short"] = 1.0
+    return row
+
+
+@dataclass(frozen=True)
+class BlendModel(VerdictWeights):
+    """The main verdict from the rules' reading and the model's, over `blend_features`."""
+
+    KIND: ClassVar[str] = "blend"
+
+    def proba(self, row: dict[str, float]) -> dict[Verdict, float]:
+        """The probability of each main verdict for one note's `blend_features`."""
+        return self.row_proba(row)
+
+
+@functools.cache
+def load_blend(path: Path = BLEND_PATH) -> BlendModel:
+    """The shipped blend (read once per process)."""
+    return BlendModel.from_json(path.read_text(encoding="utf-8"))
+
+
+def blend(
+    rules: Classification, reading: Reading, model: BlendModel | None = None
+) -> Classification:
     """The rules' classification with the main verdict decided together with the model."""
-    proba = reading.proba
+    if reading.short and rules.verdict_confidence is Confidence.HIGH:
+        return rules  # a sentence or so: too few words for the model to weigh against them
+    proba = (model or load_blend()).proba(blend_features(rules, reading))
     choice = max(proba, key=lambda v: (proba[v], -v.rank))
     p = proba[choice]
-    rules_sure = rules.verdict_confidence is Confidence.HIGH
-    if rules_sure and (choice is rules.verdict or p < CONTRADICT_MIN or reading.short):
-        return rules
-    if rules_sure and p < OVERRIDE_MIN:
-        return _cautious(rules)
     if reading.short:
         # a sentence or so, and no verdict the rules are sure of: little evidence either way
         if choice is Verdict.DEEP or p < SURE_MIN:
             return rules
         return _with_verdict(rules, choice, Confidence.LOW)
     if choice is Verdict.DEEP and p < DEEP_MIN:
-        choice = Verdict.SKIM  # never deep on weak evidence
-    agree = choice is rules.verdict
-    confidence = Confidence.HIGH if p >= SURE_MIN or (agree and rules_sure) else Confidence.LOW
-    if choice is Verdict.DEEP and p < SURE_MIN and not agree:
-        confidence = Confidence.LOW
+        return _cautious(rules)  # never deep on weak evidence
+    confidence = Confidence.HIGH if p >= SURE_MIN else Confidence.LOW
+    if choice is rules.verdict and confidence is rules.verdict_confidence:
+        return rules
     return _with_verdict(rules, choice, confidence)
 
 
 def _cautious(rules: Classification) -> Classification:
-    """Rules and model disagree: the cautious verdict, flagged low confidence."""
+    """Weak evidence: the cautious verdict, flagged low confidence."""
     return _with_verdict(rules, Verdict.SKIM, Confidence.LOW)
 
 

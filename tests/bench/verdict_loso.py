@@ -7,7 +7,9 @@ in tests/labelled.py: the main verdict and every audience-specific verdict right
 - rules: the rules alone. They were written while reading the development sets, so on a
   set the rules were tuned on this column is optimistic;
 - model: the model's verdict with the rules' audience-specific verdicts;
-- shipped: rules and model blended as `bot.verdict_model.blend` does in production;
+- shipped: rules and model blended as `bot.verdict_model.blend` does in production (the
+  learned blend itself is the shipped one, fitted on out-of-fold readings of every
+  development set, this one included: a few numbers read, so slightly optimistic);
 - audience (with --audience, slower): shipped, then each group's own verdict from the
   audience model (`bot.audience_model`), itself trained on every set but the one left out.
 

@@ -1,0 +1,78 @@
+"""Train the learned blend (`bot/data/verdict_blend.json`) of the rules and the verdict model.
+
+The blend must learn how far to trust the model on notes it has not seen, so it is fitted on
+readings the model gives notes it was not trained on: the development sets are dealt into
+FOLDS folds, and each fold is read by a verdict model trained on the other folds. The rules
+read every note as they do in production. Deterministic: the same labelled sets give the
+same file. Held-out sets are never loaded. Needs the `dev` extra (scikit-learn).
+Retrain after the verdict model's training data or features change.
+
+.venv/bin/python -m tests.train_verdict_blend           # write bot/data/verdict_blend.json
+.venv/bin/python -m tests.train_verdict_blend --check   # exit 1 when the file is stale
+"""
+
+from __future__ import annotations
+
+from bot.classify import Classifier, _normalise
+from bot.domain import Confidence, Verdict
+from bot.taxonomy import load_taxonomy
+from bot.verdict_model import BLEND_PATH, BlendModel, blend_features
+from tests.labelled import DEV_SETS, load_set
+from tests.model_files import fit_softmax, same_weights, write_or_check
+from tests.train_verdict_model import train as train_verdict
+
+CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
+FOLDS = 5
+C = 1.0  # inverse L2 strength
+DIGITS = 4
+TOLERANCE = 2e-3  # --check: the largest weight difference still counted as the same model
+
+
+def examples() -> tuple[list[dict[str, float]], list[int]]:
+    """One row per development note the blend decides: what it reads of the note, and the
+    note's main verdict."""
+    rules = Classifier(load_taxonomy(), audience_model=False)
+    by_set = {name: load_set(name) for name in DEV_SETS}
+    rows: list[dict[str, float]] = []
+    labels: list[int] = []
+    for fold in range(FOLDS):
+        held = [name for i, name in enumerate(DEV_SETS) if i % FOLDS == fold]
+        model = train_verdict(
+            note for name in DEV_SETS if name not in held for note in by_set[name]
+        )
+        for note in (note for name in held for note in by_set[name]):
+            reading = model.proba(_normalise(note.paragraph.strip()).lower())
+            by_rules = rules.classify_by_rules(note.title, note.paragraph)
+            if reading.short and by_rules.verdict_confidence is Confidence.HIGH:
+                continue  # the rules decide these without the blend
+            rows.append(blend_features(by_rules, reading))
+            labels.append(CLASSES.index(Verdict(note.verdict)))
+    return rows, labels
+
+
+def train() -> BlendModel:
+    rows, labels = examples()
+    intercept, weights = fit_softmax(
+        rows, labels, len(CLASSES), c=C, min_count=1, prune=0.0, digits=DIGITS
+    )
+    return BlendModel(classes=CLASSES, intercept=intercept, weights=weights)
+
+
+def same_model(a: BlendModel, b: BlendModel) -> bool:
+    return a.classes == b.classes and same_weights(a, b, TOLERANCE)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_or_check(
+        argv,
+        __doc__,
+        BLEND_PATH,
+        train,
+        BlendModel.from_json,
+        same_model,
+        "python -m tests.train_verdict_blend",
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
