@@ -34,6 +34,7 @@ from typing import ClassVar
 from bot.domain import Classification, Verdict
 from bot.role_model import RoleModel
 from bot.verdict_model import VerdictWeights, features, packed, squared_counts
+from bot.verdicts import EVEN
 
 __all__ = [
     "MODEL_PATH",
@@ -63,7 +64,6 @@ CANDIDATE_MIN = 0.5
 SURE_MIN = 0.5
 MARKS = ("a:", "n:", "p:")
 MOST = "most"
-_EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?|甚至连?)")
 _EVEN_TAIL = re.compile(r"\s*[也都亦]")
 # Everyone else, read like one more group: the clauses that speak of the rest of the readers
 # ("everyone else", "the rest of us", "其他人", "其余读者") take its share.
@@ -110,21 +110,19 @@ def attend(text: str, role_model: RoleModel) -> Attention:
     grams = tuple(map(features, parts))
     norms = tuple(math.sqrt(squared_counts(g)) or 1.0 for g in grams)
     roles = tuple(map(role_model.proba_of_paragraph, grams, norms))
+    others = _OTHERS.search(text) is not None
     even = False
-    for part, proba in zip(parts, roles, strict=True):
+    for i, (part, proba) in enumerate(zip(parts, roles, strict=True)):
         # "even ROCm build maintainers only need the summary", "即便是维护构建的同学，也只需…":
         # the closest readers stand for everyone, so the clause (and the "也" clause that
         # finishes it) names no group of its own
-        even = _EVEN.match(part) is not None or (even and _EVEN_TAIL.match(part) is not None)
+        even = EVEN.match(part) is not None or (even and _EVEN_TAIL.match(part) is not None)
         if even:
             proba.update(dict.fromkeys(proba, 0.0))
-    if _OTHERS.search(text):
-        # "else" needs someone named first: a note that opens with everyone else sets
-        # nobody apart
-        named = False
-        for part, proba in zip(parts, roles, strict=True):
-            proba[OTHERS] = 1.0 if named and _OTHERS.search(part) else 0.0
-            named = True
+        if others:
+            # "else" needs someone named first: a note that opens with everyone else sets
+            # nobody apart
+            proba[OTHERS] = 1.0 if i and _OTHERS.search(part) else 0.0
     return Attention(grams, norms, roles)
 
 
@@ -156,7 +154,7 @@ def pair_features(attention: Attention, role: str) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class AudienceModel(VerdictWeights):
-    """The verdict for one role, over that role's `pair_features`."""
+    """The verdict for one role, over that role's `pair_features` (`row_proba`)."""
 
     KIND: ClassVar[str] = "audience"
 
@@ -169,13 +167,9 @@ class AudienceModel(VerdictWeights):
                 out[key[:2]][key[2:]] = packed(w)
         return out
 
-    def proba(self, row: dict[str, float]) -> dict[Verdict, float]:
-        """The probability of each verdict for one role's `pair_features`."""
-        return self.row_proba(row)
-
     def reader(self, attention: Attention) -> Callable[[str], dict[Verdict, float]]:
         """`proba` of each role of one note, each clause's sum found once, when a role first
-        weighs that clause: the same figures as `proba(pair_features(attention, role))`,
+        weighs that clause: the same figures as `row_proba(pair_features(attention, role))`,
         faster."""
         tables = self._packed
         # (mark, clause) -> the clause's l2-normalised sum under that mark

@@ -25,7 +25,7 @@ from bot.taxonomy import Taxonomy
 from bot.trie import ASCII_ALNUM as _ASCII_ALNUM
 from bot.trie import trie_regex
 from bot.verdict_model import blend, features, load_model, squared_counts
-from bot.verdicts import CONTRAST, HEDGE, Cue, Meaning, find_cues, weak_hint
+from bot.verdicts import CONTRAST, EVEN, HEDGE, Cue, Meaning, find_cues, weak_hint
 
 __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
 
@@ -238,8 +238,6 @@ _AND_OTHERS = re.compile(
     r"|\band\s+(?:the\s+rest(?:\s+of\s+(?:us|you))?|all\s+others|other\s+readers)\b"
     r"|(?:和|与|以及|及)(?:其他人|其余的人|其他读者|其余读者|其他同学|别的人|大家)"
 )
-# "Even X ...", "就连 X 也...": the most concerned readers stand for everyone.
-_EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?)")
 # What may precede "其余读者", "everyone else" in its clause.
 _SUBJECT_LEAD = frozenset(
     {"", "而", "但", "但是", "不过", "对", "对于", "至于", "其中"}
@@ -631,7 +629,7 @@ class Classifier:
         after = CONTRAST.search(text, cue.end, c_end)
         if after is not None:
             c_end = after.start()
-        if _EVEN.match(text, c_start, cue.start) or (
+        if EVEN.match(text, c_start, cue.start) or (
             cue.verdict is Verdict.SKIP and text[cue.start - 1 : cue.start] in ("也", "亦")
         ):
             # "even ROCm maintainers only need the takeaway", "管镜像的同学也不必点开":
@@ -673,7 +671,7 @@ class Classifier:
         if not roles and ci > 0:
             # "对做量化的同学来说，不值得精读": the readers are named in the clause before
             p_start, p_end = _segment(starts, len(text), ci - 1)
-            if _EVEN.match(text, p_start, p_end):
+            if EVEN.match(text, p_start, p_end):
                 return None
             # ("内核同学精读；做缓存的同学只需留意边界，看结论就行": the same verdict goes on)
             if not _SENTENCE_END.search(text, p_end - 1, p_end) and all(
@@ -765,13 +763,6 @@ class Classifier:
             told = {r: v for r, v in told.items() if v is not got.verdict}
         return got if told == got.role_verdicts else replace(got, role_verdicts=told)
 
-    def _fixed_roles(self, title: str) -> tuple[str, ...]:
-        """Roles the rules keep whatever the role model says: a note that adds or fixes
-        one model is a models note."""
-        if self._model_title(title) is not None:
-            return (FALLBACK_ROLE,)
-        return ()
-
     def _model_title(self, title: str) -> str | None:
         """ "adds" when the title adds a model, "fixes" when it fixes one, else None (also
         for a model's serving-side piece: its tool parser, chat template)."""
@@ -792,7 +783,8 @@ class Classifier:
     ) -> tuple[Classification, tuple[str, ...]]:
         """`classify_by_rules` of a normalised, lower-cased title (`title_text`) and of a
         paragraph already stripped (`display`) and normalised, lower-cased (`text`): the
-        models read the same text. With it, the `_fixed_roles` of the title."""
+        models read the same text. With it, the roles the rules keep whatever the role model
+        says: a note that adds or fixes one model is a models note."""
         n_roles = len(self.slugs)
 
         sentence_starts = _bounds(_SENTENCE_CUT, text)

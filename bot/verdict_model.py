@@ -242,13 +242,10 @@ def blend_features(rules: Classification, reading: Reading) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class BlendModel(VerdictWeights):
-    """The main verdict from the rules' reading and the model's, over `blend_features`."""
+    """The main verdict from the rules' reading and the model's, over `blend_features`
+    (`row_proba`)."""
 
     KIND: ClassVar[str] = "blend"
-
-    def proba(self, row: dict[str, float]) -> dict[Verdict, float]:
-        """The probability of each main verdict for one note's `blend_features`."""
-        return self.row_proba(row)
 
 
 @functools.cache
@@ -263,7 +260,7 @@ def blend(
     """The rules' classification with the main verdict decided together with the model."""
     if reading.short and rules.verdict_confidence is Confidence.HIGH:
         return rules  # a sentence or so: too few words for the model to weigh against them
-    proba = (model or load_blend()).proba(blend_features(rules, reading))
+    proba = (model or load_blend()).row_proba(blend_features(rules, reading))
     choice = max(proba, key=lambda v: (proba[v], -v.rank))
     p = proba[choice]
     if reading.short:

@@ -239,6 +239,8 @@ OPEN_HINT = re.compile(
 )
 _CLOSED_ANCHORS = ("关闭", "合并", "撤回", "closed", "reverted", "withdrawn", "merged")
 _OPEN_ANCHORS = ("草", "未完成", "评审", "合并", "draft", "wip", "open", "progress", "merged")
+# "Even X ...", "就连 X 也...": the most concerned readers stand for everyone.
+EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?|甚至连?)")
 HEDGE = re.compile(
     r"可能|也许|或许|说不定|不确定|视情况|\b(?:maybe|perhaps|probably|possibly|might|arguably"
     r"|hard to say|not sure|depends)\b"

@@ -92,6 +92,11 @@ def unseen_digest(name: str) -> str:
     return hashlib.sha256((FIXTURES / f"{name}.jsonl").read_bytes()).hexdigest()
 
 
+def development_notes() -> list[Labelled]:
+    """Every note of every development set (what the learned models are trained on)."""
+    return [note for name in DEV_SETS for note in load_set(name)]
+
+
 def load_set(name: str) -> list[Labelled]:
     """The labelled notes of set `name`."""
     if name in ("seeds", "dev"):

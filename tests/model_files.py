@@ -10,6 +10,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from bot.domain import Verdict
+from bot.verdict_model import VerdictWeights
+
+# The label order of every three-verdict model (verdict, blend, audience).
+VERDICT_CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
+
 
 class ModelFile(Protocol):
     @property
@@ -30,6 +36,11 @@ def same_weights(a: ModelFile, b: ModelFile, tolerance: float) -> bool:
         return False
     pairs = [(a.intercept, b.intercept), *((a.weights[g], b.weights[g]) for g in a.weights)]
     return all(abs(x - y) <= tolerance for u, v in pairs for x, y in zip(u, v, strict=True))
+
+
+def same_softmax(a: VerdictWeights, b: VerdictWeights, tolerance: float) -> bool:
+    """The same verdicts in the same order, and `same_weights`."""
+    return a.classes == b.classes and same_weights(a, b, tolerance)
 
 
 def write_or_check(

@@ -105,7 +105,7 @@ def test_the_fast_reader_gives_the_same_probabilities_as_the_features() -> None:
         attention = attend(_text(label.paragraph), role_model)
         read = model.reader(attention)
         for role in role_model.roles:
-            slow = model.proba(pair_features(attention, role))
+            slow = model.row_proba(pair_features(attention, role))
             fast = read(role)
             assert all(abs(slow[v] - fast[v]) < 1e-9 for v in CLASSES), (role, slow, fast)
             checked += 1
@@ -170,7 +170,7 @@ def test_a_role_outside_the_note_needs_a_clause_that_speaks_of_it() -> None:
 
 def test_an_unsure_model_changes_nothing() -> None:
     weak = _model({"a:glance": (0.0, 0.5, 0.0)})  # e^0.5 / (2 + e^0.5) is about 0.45
-    probability = weak.proba({"a:glance": 1.0})[Verdict.SKIM]
+    probability = weak.row_proba({"a:glance": 1.0})[Verdict.SKIM]
     assert probability < SURE_MIN
     got = weak.refine(_got(("kernels", "moe-quant")), SPLIT, ("moe-quant",))
     assert got.role_verdicts == {}

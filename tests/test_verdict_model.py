@@ -189,7 +189,7 @@ def test_the_shipped_blend_weighs_both_readings() -> None:
     assert against.verdict is Verdict.SKIP
     flat = _proba(1 / 3, 1 / 3, 1 / 3)
     for verdict in Verdict:
-        p = shipped.proba(blend_features(_rules(verdict, Confidence.HIGH), flat))
+        p = shipped.row_proba(blend_features(_rules(verdict, Confidence.HIGH), flat))
         assert max(p, key=lambda v: p[v]) is verdict
 
 

@@ -20,10 +20,10 @@ from bot.classify import _normalise
 from bot.domain import Verdict
 from bot.role_model import RoleModel
 from bot.role_model import load_model as load_role_model
-from tests.labelled import DEV_SETS, Labelled, load_set
-from tests.model_files import fit_softmax, same_weights, write_or_check
+from tests.labelled import Labelled, development_notes
+from tests.model_files import VERDICT_CLASSES, fit_softmax, same_softmax, write_or_check
 
-CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
+CLASSES = VERDICT_CLASSES
 C = 5.0  # inverse L2 strength, chosen on the validation sets
 MIN_ROWS = 3  # a feature seen in fewer training rows is dropped
 PRUNE = 0.1  # weights whose largest magnitude is below this are left out of the file
@@ -58,14 +58,6 @@ def train(notes: Iterable[Labelled], role_model: RoleModel) -> AudienceModel:
     return AudienceModel(classes=CLASSES, intercept=intercept, weights=weights)
 
 
-def development_notes() -> list[Labelled]:
-    return [note for name in DEV_SETS for note in load_set(name)]
-
-
-def same_model(a: AudienceModel, b: AudienceModel) -> bool:
-    return a.classes == b.classes and same_weights(a, b, TOLERANCE)
-
-
 def main(argv: list[str] | None = None) -> int:
     return write_or_check(
         argv,
@@ -73,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         MODEL_PATH,
         lambda: train(development_notes(), load_role_model()),
         AudienceModel.from_json,
-        same_model,
+        lambda a, b: same_softmax(a, b, TOLERANCE),
         "python -m tests.train_audience_model",
     )
 

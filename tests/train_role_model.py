@@ -17,7 +17,7 @@ from bot.classify import _normalise
 from bot.role_model import MODEL_PATH, RoleModel, note_features
 from bot.taxonomy import load_taxonomy
 from bot.verdict_model import features
-from tests.labelled import DEV_SETS, Labelled, load_set
+from tests.labelled import Labelled, development_notes
 from tests.model_files import same_weights, write_or_check
 
 C = 8.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/role_loso.py)
@@ -76,8 +76,7 @@ def same_model(a: RoleModel, b: RoleModel) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     def fit() -> RoleModel:
-        notes = [note for name in DEV_SETS for note in load_set(name)]
-        return train(notes, load_taxonomy(None).slugs)
+        return train(development_notes(), load_taxonomy(None).slugs)
 
     return write_or_check(
         argv,

@@ -18,10 +18,10 @@ from bot.domain import Confidence, Verdict
 from bot.taxonomy import load_taxonomy
 from bot.verdict_model import BLEND_PATH, BlendModel, blend_features
 from tests.labelled import DEV_SETS, load_set
-from tests.model_files import fit_softmax, same_weights, write_or_check
+from tests.model_files import VERDICT_CLASSES, fit_softmax, same_softmax, write_or_check
 from tests.train_verdict_model import train as train_verdict
 
-CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
+CLASSES = VERDICT_CLASSES
 FOLDS = 5
 C = 1.0  # inverse L2 strength
 DIGITS = 4
@@ -58,10 +58,6 @@ def train() -> BlendModel:
     return BlendModel(classes=CLASSES, intercept=intercept, weights=weights)
 
 
-def same_model(a: BlendModel, b: BlendModel) -> bool:
-    return a.classes == b.classes and same_weights(a, b, TOLERANCE)
-
-
 def main(argv: list[str] | None = None) -> int:
     return write_or_check(
         argv,
@@ -69,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         BLEND_PATH,
         train,
         BlendModel.from_json,
-        same_model,
+        lambda a, b: same_softmax(a, b, TOLERANCE),
         "python -m tests.train_verdict_blend",
     )
 

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from bot.classify import _normalise
 from bot.domain import Verdict
 from bot.verdict_model import MODEL_PATH, VerdictModel, features
-from tests.labelled import DEV_SETS, Labelled, load_set
-from tests.model_files import fit_softmax, same_weights, write_or_check
+from tests.labelled import Labelled, development_notes
+from tests.model_files import VERDICT_CLASSES, fit_softmax, same_softmax, write_or_check
 
-CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
+CLASSES = VERDICT_CLASSES
 C = 10.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/verdict_loso.py)
 MIN_NOTES = 2  # a feature seen in fewer training notes is dropped
 PRUNE = 0.02  # weights whose largest magnitude is below this are left out of the file
@@ -44,14 +44,6 @@ def train(notes: Iterable[Labelled]) -> VerdictModel:
     return VerdictModel(classes=CLASSES, intercept=intercept, weights=weights)
 
 
-def development_notes() -> list[Labelled]:
-    return [note for name in DEV_SETS for note in load_set(name)]
-
-
-def same_model(a: VerdictModel, b: VerdictModel) -> bool:
-    return a.classes == b.classes and same_weights(a, b, TOLERANCE)
-
-
 def main(argv: list[str] | None = None) -> int:
     return write_or_check(
         argv,
@@ -59,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         MODEL_PATH,
         lambda: train(development_notes()),
         VerdictModel.from_json,
-        same_model,
+        lambda a, b: same_softmax(a, b, TOLERANCE),
         "python -m tests.train_verdict_model",
     )
 

@@ -60,7 +60,6 @@ def main() -> None:
     role_model = load_role_model()
     taxonomy = load_taxonomy(None)
     classifier = build_classifier(taxonomy)
-    split_roles = tuple(r for r in role_model.roles if r in taxonomy.slugs)
     sets = {name: load_set(name) for name in DEV_SETS}
     held_out = args.sets.split(",") if args.sets else list(DEV_SETS)
     print("| left out | notes | " + " | ".join(columns) + " |")
@@ -90,7 +89,7 @@ def main() -> None:
                 answers["audience"][n.title] = audience.refine(
                     answers["shipped"][n.title],
                     attend(text, role_model),
-                    split_roles,
+                    classifier._split_roles,
                 )
         scores = {c: score(notes, _known(answers[c]), taxonomy.slugs) for c in columns}
         cells = " | ".join(
