@@ -3,8 +3,8 @@
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
 styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
-sets), `dev8`–`dev75` (development notes by more writers), `unseen_v6`, `unseen_v7` and
-`unseen_v8` (held out, frozen: scored, never read for ideas; see fixtures/README.md),
+sets), `dev8`–`dev75` (development notes by more writers), `unseen_v6`–`unseen_v9` (held
+out, frozen: scored, never read for ideas; see fixtures/README.md),
 `retired_v4` and `retired_v5` (once held out as `unseen_v4` and `unseen_v5`: frozen and
 never read, but their aggregate steered a decision), and
 `val1`–`val7` (validation: scored in aggregate only, never trained or tuned on).
@@ -32,6 +32,7 @@ UNSEEN: dict[str, str] = {
     "unseen_v6": "d88cdb967b123b8f4f1cb602b03c6565c02a44200b81d344188cd22351d62b5d",
     "unseen_v7": "eb6b5634c523b4b58a5bb20a61841955b07da63efb69a55e1bd0e7403e74f442",
     "unseen_v8": "12d7605968bda6f69107d673945961fcfb34e188a255ff7d52dc81c73c5ccec1",
+    "unseen_v9": "e51db0908a608ffd956e46e65f02d95ad4c116328b97c9e18ad45d599a45dbc0",
 }
 # Once held out, no longer: written and frozen like the held-out sets and never read note by
 # note or trained on, but their aggregate steered a decision (see fixtures/README.md).
