@@ -168,6 +168,18 @@ def verdict_right(label: Labelled, got: Classification, slugs: Iterable[str]) ->
     return True
 
 
+def count_roles(per_role: dict[str, RoleScore], label: Labelled, roles: Iterable[str]) -> None:
+    """Add one note's chosen `roles` to the per-role counts (its `maybe` roles are free)."""
+    chosen = set(roles)
+    for role in chosen:
+        if role in label.roles:
+            per_role[role].tp += 1
+        elif role not in label.maybe:
+            per_role[role].fp += 1
+    for role in label.roles - chosen:
+        per_role[role].fn += 1
+
+
 def score(
     notes: list[Labelled], classify: Callable[[str, str], Classification], slugs: tuple[str, ...]
 ) -> SetScore:
@@ -176,13 +188,7 @@ def score(
     right = main = 0
     for label in notes:
         got = classify(label.title, label.paragraph)
-        for role in got.roles:
-            if role in label.roles:
-                per_role[role].tp += 1
-            elif role not in label.maybe:
-                per_role[role].fp += 1
-        for role in label.roles - set(got.roles):
-            per_role[role].fn += 1
+        count_roles(per_role, label, got.roles)
         main += got.verdict.value == label.verdict
         right += verdict_right(label, got, slugs)
     n = len(notes)

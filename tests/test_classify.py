@@ -17,7 +17,7 @@ import pytest
 from bot.classify import build_classifier, classify
 from bot.domain import Confidence, Verdict
 from bot.taxonomy import Taxonomy, load_taxonomy
-from tests.bench.agreement import ANSWERS, answers
+from tests.bench.agreement import ANSWERS, ROLE_ANSWERS, answers, role_answers
 from tests.fixtures_util import FIXTURES
 from tests.labelled import (
     DEV_SETS,
@@ -226,6 +226,14 @@ def test_second_reader_answers_every_note(answers_file: str) -> None:
         assert answer.verdict in verdicts
         assert set(answer.groups) == set(label.role_verdicts)
         assert (answer.others is not None) == (label.others_verdict is not None)
+
+
+@pytest.mark.parametrize("answers_file", ROLE_ANSWERS)
+def test_second_reader_roles_every_note(answers_file: str, taxonomy: Taxonomy) -> None:
+    notes = load_set(ROLE_ANSWERS[answers_file])
+    second = role_answers(answers_file)
+    assert len(second) == len(notes)
+    assert all(roles and set(roles) <= set(taxonomy.slugs) for roles in second)
 
 
 def _split_notes(name: str) -> list[Labelled]:

@@ -4,7 +4,9 @@ A second reader labelled the verdicts of `unseen_v9` and of `val1`+`val2` from t
 alone (told only which roles each note is for, which groups it sets apart and whether it
 speaks to everyone else), without seeing the labels. Their agreement with the labels is
 the most a classifier can be expected to score on the set; the classifier is also scored
-on the notes where both readers agree. Aggregates only.
+on the notes where both readers agree. The second reader also chose the roles of
+`unseen_v9`'s notes from the title and paragraph alone; their named-role macro-F1 against
+the labels is printed beside the classifier's. Aggregates only.
 
 .venv/bin/python -m tests.bench.agreement
 """
@@ -13,17 +15,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from bot.classify import build_classifier
 from bot.taxonomy import load_taxonomy
 from tests.fixtures_util import FIXTURES
-from tests.labelled import Labelled, load_set, verdict_right
+from tests.labelled import NAMED_ROLES, Labelled, RoleScore, count_roles, load_set, verdict_right
 
 # The second reader's answers: the file, and the sets whose notes it answers, in order.
 ANSWERS = {
     "second_reader_unseen_v9.jsonl": ("unseen_v9",),
     "second_reader_val1_val2.jsonl": ("val1", "val2"),
 }
+# The second reader's roles for each note: the file, and the set whose notes it answers.
+ROLE_ANSWERS = {"second_reader_unseen_v9_roles.jsonl": "unseen_v9"}
 
 
 @dataclass(frozen=True)
@@ -40,10 +45,27 @@ class Answer:
         return main, main and groups and others
 
 
-def answers(name: str) -> list[Answer]:
+def _rows(name: str) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in (FIXTURES / name).read_text().splitlines() if line]
-    rows.sort(key=lambda row: int(row["id"]))
-    return [Answer(r["verdict"], dict(r.get("groups") or {}), r.get("others")) for r in rows]
+    return sorted(rows, key=lambda row: int(row["id"]))
+
+
+def answers(name: str) -> list[Answer]:
+    """The second reader's verdicts in file `name`, in the order of its sets' notes."""
+    return [Answer(r["verdict"], dict(r.get("groups") or {}), r.get("others")) for r in _rows(name)]
+
+
+def role_answers(name: str) -> list[list[str]]:
+    """The second reader's roles in file `name`, in the order of its set's notes."""
+    return [list(r["roles"]) for r in _rows(name)]
+
+
+def named_f1(notes: list[Labelled], chosen: list[tuple[str, ...]], slugs: tuple[str, ...]) -> float:
+    """Named-role macro-F1 of `chosen` (one tuple of roles per note) against the labels."""
+    per_role = {s: RoleScore() for s in slugs}
+    for label, roles in zip(notes, chosen, strict=True):
+        count_roles(per_role, label, roles)
+    return sum(per_role[r].f1 for r in NAMED_ROLES) / len(NAMED_ROLES)
 
 
 def main() -> None:
@@ -69,6 +91,15 @@ def main() -> None:
             f"(main verdict {main_agree / n:.3f}); the classifier {right / n:.3f}, and "
             f"{right_where_agreed / max(both_agree, 1):.3f} on the {both_agree} notes both "
             "readers agree on"
+        )
+    for name, set_name in ROLE_ANSWERS.items():
+        notes = load_set(set_name)
+        second_roles = [tuple(r) for r in role_answers(name)]
+        ours = [classifier.classify(n.title, n.paragraph).roles for n in notes]
+        print(
+            f"{set_name} roles: the second reader's named-role macro-F1 "
+            f"{named_f1(notes, second_roles, taxonomy.slugs):.3f}, the classifier's "
+            f"{named_f1(notes, ours, taxonomy.slugs):.3f}"
         )
 
 
