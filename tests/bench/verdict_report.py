@@ -4,23 +4,27 @@ Development sets are read while the classifier is written; validation sets are n
 trained or tuned on; held-out sets are frozen and scored here in aggregate only. Columns:
 verdict accuracy (main verdict and every audience-specific verdict right), the main
 verdict alone, named-role macro-F1 (release-infra, moe-quant, multimodal), macro-F1 over
-all nine roles; for the rules alone as well as for the shipped rules + verdict model.
+all nine roles; for the rules alone as well as for the shipped rules + verdict model. A
+second table splits each kind of set by the verdict's confidence (the flag the digest shows).
 
 .venv/bin/python -m tests.bench.verdict_report
 """
 
 from __future__ import annotations
 
-from bot.classify import build_classifier
+from bot.classify import Classifier, build_classifier
+from bot.domain import Confidence
 from bot.taxonomy import load_taxonomy
 from tests.labelled import (
     DEV_SETS,
     RETIRED,
     UNSEEN,
     VALIDATION_SETS,
+    Labelled,
     SetScore,
     load_set,
     score,
+    verdict_right,
 )
 
 
@@ -61,6 +65,28 @@ def main() -> None:
             main_right += shipped.main_verdict_accuracy * len(notes)
         overall = f"{right / total:.3f} | {main_right / total:.3f}"
         print(f"| all {kind} | | {total} | {overall} | | | | |")
+    print("\n| sets | confidence | notes | verdict | main verdict |\n|---|---|---|---|---|")
+    for kind, names in groups:
+        notes = [note for name in names for note in load_set(name)]
+        for confidence, right, main_right in _by_confidence(classifier, notes, taxonomy.slugs):
+            n = len(right)
+            print(
+                f"| {kind} | {confidence.value} | {n} | {sum(right) / max(n, 1):.3f} | "
+                f"{sum(main_right) / max(n, 1):.3f} |"
+            )
+
+
+def _by_confidence(
+    classifier: Classifier, notes: list[Labelled], slugs: tuple[str, ...]
+) -> list[tuple[Confidence, list[bool], list[bool]]]:
+    """For each verdict confidence: whether each note given it was right, whole and main."""
+    out = {c: ([], []) for c in Confidence}
+    for label in notes:
+        got = classifier.classify(label.title, label.paragraph)
+        whole, main = out[got.verdict_confidence]
+        whole.append(verdict_right(label, got, slugs))
+        main.append(got.verdict.value == label.verdict)
+    return [(c, whole, main) for c, (whole, main) in out.items()]
 
 
 if __name__ == "__main__":
