@@ -127,6 +127,11 @@ class RoleScore:
         return 2 * p * r / (p + r) if p + r else 0.0
 
 
+def named_macro_f1(role_f1: dict[str, float]) -> float:
+    """The mean F1 of the named roles."""
+    return sum(role_f1[r] for r in NAMED_ROLES) / len(NAMED_ROLES)
+
+
 @dataclass
 class SetScore:
     """Aggregate scores of one classifier on one set."""
@@ -138,7 +143,7 @@ class SetScore:
 
     @property
     def named_macro_f1(self) -> float:
-        return sum(self.role_f1[r] for r in NAMED_ROLES) / len(NAMED_ROLES)
+        return named_macro_f1(self.role_f1)
 
     @property
     def all_macro_f1(self) -> float:

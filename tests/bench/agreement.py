@@ -18,9 +18,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.classify import build_classifier
+from bot.domain import Classification
 from bot.taxonomy import load_taxonomy
 from tests.fixtures_util import FIXTURES
-from tests.labelled import NAMED_ROLES, Labelled, RoleScore, count_roles, load_set, verdict_right
+from tests.labelled import (
+    Labelled,
+    RoleScore,
+    count_roles,
+    load_set,
+    named_macro_f1,
+    verdict_right,
+)
 
 # The second reader's answers: the file, and the sets whose notes it answers, in order.
 ANSWERS = {
@@ -65,21 +73,28 @@ def named_f1(notes: list[Labelled], chosen: list[tuple[str, ...]], slugs: tuple[
     per_role = {s: RoleScore() for s in slugs}
     for label, roles in zip(notes, chosen, strict=True):
         count_roles(per_role, label, roles)
-    return sum(per_role[r].f1 for r in NAMED_ROLES) / len(NAMED_ROLES)
+    return named_macro_f1({s: v.f1 for s, v in per_role.items()})
 
 
 def main() -> None:
     taxonomy = load_taxonomy(None)
     classifier = build_classifier(taxonomy)
+    classified: dict[str, list[Classification]] = {}  # each set's notes, classified once
+
+    def classify_set(name: str) -> list[Classification]:
+        if name not in classified:
+            classified[name] = [classifier.classify(n.title, n.paragraph) for n in load_set(name)]
+        return classified[name]
+
     for name, sets in ANSWERS.items():
         notes = [note for s in sets for note in load_set(s)]
+        ours = [got for s in sets for got in classify_set(s)]
         second = answers(name)
         if len(second) != len(notes):
             raise SystemExit(f"{name}: {len(second)} answers for {len(notes)} notes")
         main_agree = both_agree = right = right_where_agreed = 0
-        for label, answer in zip(notes, second, strict=True):
+        for label, answer, got in zip(notes, second, ours, strict=True):
             main_ok, all_ok = answer.agrees(label)
-            got = classifier.classify(label.title, label.paragraph)
             ok = verdict_right(label, got, taxonomy.slugs)
             main_agree += main_ok
             both_agree += all_ok
@@ -95,11 +110,11 @@ def main() -> None:
     for name, set_name in ROLE_ANSWERS.items():
         notes = load_set(set_name)
         second_roles = [tuple(r) for r in role_answers(name)]
-        ours = [classifier.classify(n.title, n.paragraph).roles for n in notes]
+        our_roles = [got.roles for got in classify_set(set_name)]
         print(
             f"{set_name} roles: the second reader's named-role macro-F1 "
             f"{named_f1(notes, second_roles, taxonomy.slugs):.3f}, the classifier's "
-            f"{named_f1(notes, ours, taxonomy.slugs):.3f}"
+            f"{named_f1(notes, our_roles, taxonomy.slugs):.3f}"
         )
 
 

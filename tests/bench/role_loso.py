@@ -92,12 +92,13 @@ def main() -> None:
     per_role: dict[str, dict[str, list[float]]] = {c: {} for c in columns}
     for held in held_out:
         notes = load_set(held)
-        rules = [classifier.classify_by_rules(n.title, n.paragraph) for n in notes]
         texts = [(n.title, n.paragraph.strip()) for n in notes]
-        fixed = [
-            classifier._classify_by_rules(_normalise(t).lower(), p, _normalise(p).lower())[1]
+        read = [
+            classifier._classify_by_rules(_normalise(t).lower(), p, _normalise(p).lower())
             for t, p in texts
         ]
+        rules = [r for r, _ in read]
+        fixed = [f for _, f in read]
         cells = []
         for column, choose in columns.items():
             answers = {
