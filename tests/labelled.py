@@ -16,6 +16,7 @@ right too. Role scores allow a note's `maybe` roles without penalty.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterable
@@ -27,20 +28,12 @@ from bot.ingest import parse_note_text
 from tests.fixtures_util import FIXTURES
 
 NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
-# Held-out sets and the sha256 each was frozen with.
-UNSEEN: dict[str, str] = {
-    "unseen_v6": "d88cdb967b123b8f4f1cb602b03c6565c02a44200b81d344188cd22351d62b5d",
-    "unseen_v7": "eb6b5634c523b4b58a5bb20a61841955b07da63efb69a55e1bd0e7403e74f442",
-    "unseen_v8": "12d7605968bda6f69107d673945961fcfb34e188a255ff7d52dc81c73c5ccec1",
-    "unseen_v9": "e51db0908a608ffd956e46e65f02d95ad4c116328b97c9e18ad45d599a45dbc0",
-}
+# Held-out sets: each frozen with the sha256 in the `.sha256` file beside it.
+UNSEEN = ("unseen_v6", "unseen_v7", "unseen_v8", "unseen_v9")
 # Once held out, no longer: written and frozen like the held-out sets and never read note by
 # note or trained on, but their aggregate steered a decision (see fixtures/README.md).
-RETIRED: dict[str, str] = {
-    "retired_v4": "4c2f3d37e425c3cac7588187d54ff7129caff065f6519e8abc279241234f69c0",
-    "retired_v5": "53de2f4d9df7dfba261483cc56829b54cbebf962f2db7514a2ed28ebb691275f",
-}
-FROZEN = {**UNSEEN, **RETIRED}
+RETIRED = ("retired_v4", "retired_v5")
+FROZEN = (*UNSEEN, *RETIRED)
 # Validation sets: written after the verdict model and the newer rules, never trained or
 # tuned on, scored in aggregate to compare approaches while the held-out sets stay untouched.
 VALIDATION_SETS = ("val1", "val2", "val3", "val4", "val5", "val6", "val7")
@@ -89,8 +82,17 @@ def _labelled(row: dict[str, object], paragraph: str) -> Labelled:
 
 
 def unseen_digest(name: str) -> str:
-    """sha256 of a frozen held-out file."""
+    """sha256 of a frozen held-out file as it is now."""
     return hashlib.sha256((FIXTURES / f"{name}.jsonl").read_bytes()).hexdigest()
+
+
+@functools.cache
+def frozen_digest(name: str) -> str:
+    """The sha256 a held-out file was frozen with (its `.sha256` file, read once)."""
+    digest, _, filename = (FIXTURES / f"{name}.sha256").read_text(encoding="ascii").partition(" ")
+    if filename.strip() != f"{name}.jsonl":
+        raise ValueError(f"{name}.sha256 names {filename.strip()!r}, not {name}.jsonl")
+    return digest
 
 
 def development_notes() -> list[Labelled]:
@@ -98,20 +100,36 @@ def development_notes() -> list[Labelled]:
     return [note for name in DEV_SETS for note in load_set(name)]
 
 
+def _note_files(name: str) -> list[Path]:
+    """The note files whose paragraphs set `name` labels (only `seeds` and `dev`)."""
+    return sorted(FIXTURES.glob("0*.txt")) if name == "seeds" else [FIXTURES / "notes_dev.txt"]
+
+
+def _label_file(name: str) -> Path:
+    if name in ("seeds", "dev"):
+        return FIXTURES / f"labels_{name}.jsonl"
+    return FIXTURES / (f"{name}.jsonl" if name in FROZEN else f"labels_{name}.jsonl")
+
+
+def set_files(name: str) -> list[Path]:
+    """Every file set `name` is read from."""
+    notes = _note_files(name) if name in ("seeds", "dev") else []
+    return [*notes, _label_file(name)]
+
+
 def load_set(name: str) -> list[Labelled]:
     """The labelled notes of set `name`."""
     if name in ("seeds", "dev"):
-        paths = sorted(FIXTURES.glob("0*.txt")) if name == "seeds" else [FIXTURES / "notes_dev.txt"]
+        paths = _note_files(name)
         paragraphs: dict[str, str] = {}
         for path in paths:
             for note in parse_note_text(path.read_text(encoding="utf-8"), path.name):
                 paragraphs[note.title] = note.paragraph
-        rows = _rows(FIXTURES / f"labels_{name}.jsonl")
+        rows = _rows(_label_file(name))
         return [_labelled(r, paragraphs[str(r["title"])]) for r in rows]
-    if name in FROZEN and unseen_digest(name) != FROZEN[name]:
+    if name in FROZEN and unseen_digest(name) != frozen_digest(name):
         raise ValueError(f"{name}.jsonl changed: it is no longer a held-out set")
-    path = FIXTURES / (f"{name}.jsonl" if name in FROZEN else f"labels_{name}.jsonl")
-    return [_labelled(r, str(r["paragraph"])) for r in _rows(path)]
+    return [_labelled(r, str(r["paragraph"])) for r in _rows(_label_file(name))]
 
 
 @dataclass

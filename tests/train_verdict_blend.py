@@ -18,14 +18,13 @@ from bot.domain import Confidence, Verdict
 from bot.taxonomy import load_taxonomy
 from bot.verdict_model import BLEND_PATH, BlendModel, blend_features
 from tests.labelled import DEV_SETS, load_set
-from tests.model_files import VERDICT_CLASSES, fit_softmax, same_softmax, write_or_check
+from tests.model_files import VERDICT_CLASSES, fit_softmax, softmax_predictions, write_or_check
 from tests.train_verdict_model import train as train_verdict
 
 CLASSES = VERDICT_CLASSES
 FOLDS = 5
 C = 1.0  # inverse L2 strength
 DIGITS = 4
-TOLERANCE = 2e-3  # --check: the largest weight difference still counted as the same model
 
 
 def examples() -> tuple[list[dict[str, float]], list[int]]:
@@ -51,7 +50,10 @@ def examples() -> tuple[list[dict[str, float]], list[int]]:
 
 
 def train() -> BlendModel:
-    rows, labels = examples()
+    return fit(*examples())
+
+
+def fit(rows: list[dict[str, float]], labels: list[int]) -> BlendModel:
     intercept, weights = fit_softmax(
         rows, labels, len(CLASSES), c=C, min_count=1, prune=0.0, digits=DIGITS
     )
@@ -59,13 +61,14 @@ def train() -> BlendModel:
 
 
 def main(argv: list[str] | None = None) -> int:
+    rows, labels = examples()
     return write_or_check(
         argv,
         __doc__,
         BLEND_PATH,
-        train,
+        lambda: fit(rows, labels),
         BlendModel.from_json,
-        lambda a, b: same_softmax(a, b, TOLERANCE),
+        lambda model: softmax_predictions(model, rows),
         "python -m tests.train_verdict_blend",
     )
 
