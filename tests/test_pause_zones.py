@@ -1,4 +1,5 @@
-"""`pause until DATE` ends at the start of DATE in PRDIGEST_TIMEZONE, on SQLite and PostgreSQL.
+"""Times keep their instant on SQLite and PostgreSQL, whatever zone they are given in;
+`pause until DATE` ends at the start of DATE in PRDIGEST_TIMEZONE.
 
 The pause is stored as its UTC instant, shown in the zone, and the weekly digest (the real
 job against the fake Slack, its clock set with time-machine) sends nothing the evening
@@ -16,12 +17,15 @@ import sqlalchemy as sa
 import time_machine
 
 from bot.commands import parse_command, run_command
+from bot.corrections import fix_note
 from bot.delivery import Pacing, RunResult, publish_weekly_digest
-from bot.services import Services
+from bot.services import Services, ingest_paths
 from bot.slack_client import build_web_client
 from tests.fakeslack import FakeSlack
+from tests.fixtures_util import seed_files
 
 TEAM, PAUSED, AWAKE = "T1", "U1", "U2"
+HALF_HOUR = timedelta(minutes=30)
 
 # zone, the date asked for, and the instant its day starts there
 CASES = [
@@ -124,3 +128,31 @@ def test_a_time_without_a_zone_is_refused(services: Services) -> None:
     with pytest.raises(sa.exc.StatementError, match="needs its zone"):
         services.store.readers.pause(TEAM, PAUSED, datetime(2027, 1, 1), datetime(2027, 1, 2))
     assert services.store.readers.pause_of(TEAM, PAUSED) is None
+
+
+def test_local_week_bounds_select_notes_by_their_instant(services: Services) -> None:
+    """A week in Shanghai starts at 16:00 UTC on Sunday: a note ingested 30 minutes after
+    that is in the new week, one 30 minutes before is not, on SQLite as on PostgreSQL."""
+    zone = ZoneInfo("Asia/Shanghai")
+    monday = datetime(2027, 1, 11, 0, 0, tzinfo=zone)
+    write_note(services, "late.txt", "MoE FP8 量化内核改进 (#95003)")
+    ingest_paths(services, [services.settings.digests_dir / "late.txt"], now=monday - HALF_HOUR)
+    write_note(services, "early.txt", "MoE 路由 FP8 第二次改进 (#95004)")
+    ingest_paths(services, [services.settings.digests_dir / "early.txt"], now=monday + HALF_HOUR)
+    store = services.store
+    week = [n.pr for n in store.list_notes(since=monday, until=monday + timedelta(days=7))]
+    before = [n.pr for n in store.list_notes(since=monday - timedelta(days=7), until=monday)]
+    assert (week, before) == ([95004], [95003])
+    assert store.count_notes(since=monday) == 1
+    [note] = store.list_notes(since=monday)
+    assert note.ingested_at == monday + HALF_HOUR and note.ingested_at.utcoffset() == timedelta(0)
+
+
+def test_fix_times_given_in_a_zone_read_back_as_the_same_instant(services: Services) -> None:
+    ingest_paths(services, [seed_files()[0]])
+    note = services.store.list_notes()[0]
+    moment = datetime(2027, 3, 14, 1, 30, tzinfo=ZoneInfo("America/Los_Angeles"))
+    fix_note(services, note.id, [note.primary_role], None, None, "E1", now=moment)
+    stored = services.store.get_fix(note.id)
+    assert stored is not None and stored.fixed_at == moment
+    assert stored.fixed_at.utcoffset() == timedelta(0)
