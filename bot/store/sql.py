@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 WAL_SWITCH_SECONDS = 30  # as long as the busy timeout
-SCHEMA_HEAD = "0006"  # the newest revision in migrations/versions (a test checks it)
+SCHEMA_HEAD = "0007"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
 MAX_ROW_ID = 2**63 - 1  # the largest id SQLite INTEGER and PostgreSQL BIGINT hold
