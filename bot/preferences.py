@@ -6,7 +6,7 @@ here (the parser in `bot.commands` refuses it), except what needs the clock or t
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from bot.reading_list import AWAY_MAX_NOTES
 from bot.render.blocks import escaped
@@ -68,14 +68,16 @@ def pause(
     days: int,
     until_day: date | None,
 ) -> Message:
-    """Pause from now for `days`, or until the start of `until_day` in PRDIGEST_TIMEZONE.
+    """Pause from now for `days`, or until the start of `until_day` in PRDIGEST_TIMEZONE
+    (its first moment there: midnight, or the hour a clock change begins it with).
 
     Pausing again while paused moves the end and keeps the start, so the notes of the
     whole absence are offered afterwards.
     """
     zone = services.settings.zone
     if until_day is not None:
-        until = datetime(until_day.year, until_day.month, until_day.day, tzinfo=zone)
+        # Through UTC: a midnight a clock change skips becomes the hour the day starts at.
+        until = datetime.combine(until_day, time(), zone).astimezone(UTC)
         if until <= now:
             return error_reply(
                 f"{until_day.isoformat()} is not in the future; pause until a later day. "
@@ -85,11 +87,7 @@ def pause(
             return error_reply(f"A pause lasts at most {MAX_PAUSE_DAYS} days. Nothing was changed.")
     else:
         until = now + timedelta(days=days)
-    readers = services.store.readers
-    current = readers.pause_of(team_id, user_id)
-    started = current.started_at if current is not None and current.active(now) else now
-    readers.pause(team_id, user_id, started, until)
-    paused = readers.pause_of(team_id, user_id)
+    paused = services.store.readers.pause(team_id, user_id, now, until)
     return confirm_reply(
         f"{pause_text(paused, now, zone)}: no weekly DMs until then. The first DM after it "
         f"adds what you missed (up to {AWAY_MAX_NOTES} notes); `/prdigest resume` "

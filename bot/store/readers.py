@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from bot.domain import Pause, Reader, RoleSubscription, Verdict
 from bot.store.schema import pauses, subscriptions, watches
-from bot.store.sql import aware, utcnow
+from bot.store.sql import lock_reader, utcnow
 
 MAX_WATCHES = 20  # saved searches per reader
+
+# Every change below that reads before it writes (a limit, "already there", the start of
+# a pause) takes the reader's lock first (`lock_reader`), so commands from one reader that
+# arrive at once take turns instead of both acting on what they read.
 
 
 class WatchOutcome(enum.StrEnum):
@@ -47,6 +51,7 @@ class Readers:
         value = level.value if level else None
         changed: list[str] = []
         with self.engine.begin() as conn:
+            lock_reader(conn, team_id, user_id)
             for sub in self._role_subscriptions(conn, team_id, user_id):
                 if sub.role in roles and sub.level != level:
                     conn.execute(
@@ -77,8 +82,10 @@ class Readers:
     # -- watches -----------------------------------------------------------------------
 
     def watch(self, team_id: str, user_id: str, query: str) -> WatchOutcome:
+        """Save a search, unless the reader has it or has MAX_WATCHES already."""
         key = watch_key(query)
         with self.engine.begin() as conn:
+            lock_reader(conn, team_id, user_id)
             have = self._watch_keys(conn, team_id, user_id)
             if key in have:
                 return WatchOutcome.EXISTS
@@ -101,6 +108,7 @@ class Readers:
         if query is not None:
             stmt = stmt.where(watches.c.query_key == watch_key(query))
         with self.engine.begin() as conn:
+            lock_reader(conn, team_id, user_id)
             gone = self._watches(
                 conn, team_id, user_id, None if query is None else watch_key(query)
             )
@@ -132,21 +140,30 @@ class Readers:
 
     # -- pauses ------------------------------------------------------------------------
 
-    def pause(self, team_id: str, user_id: str, started_at: datetime, until: datetime) -> None:
-        """Start (or replace) a reader's pause."""
+    def pause(self, team_id: str, user_id: str, now: datetime, until: datetime) -> Pause:
+        """Pause a reader from `now` until `until`; returns the pause as stored.
+
+        Pausing again while paused moves the end and keeps the start, so the notes of the
+        whole absence are offered afterwards.
+        """
         with self.engine.begin() as conn:
+            lock_reader(conn, team_id, user_id)
+            current = self._pause(conn, team_id, user_id)
+            started = current.started_at if current is not None and current.active(now) else now
             conn.execute(
                 pauses.delete().where(pauses.c.team_id == team_id, pauses.c.user_id == user_id)
             )
             conn.execute(
                 pauses.insert().values(
-                    team_id=team_id, user_id=user_id, started_at=started_at, until=until
+                    team_id=team_id, user_id=user_id, started_at=started, until=until
                 )
             )
+        return Pause(started.astimezone(UTC), until.astimezone(UTC))  # as stored
 
     def resume(self, team_id: str, user_id: str, now: datetime) -> Pause | None:
         """End an active pause now; returns it as ended, or None when there was none."""
         with self.engine.begin() as conn:
+            lock_reader(conn, team_id, user_id)
             current = self._pause(conn, team_id, user_id)
             if current is None or not current.active(now):
                 return None
@@ -166,7 +183,7 @@ class Readers:
         row = conn.execute(
             sa.select(pauses).where(pauses.c.team_id == team_id, pauses.c.user_id == user_id)
         ).first()
-        return Pause(aware(row.started_at), aware(row.until)) if row is not None else None
+        return Pause(row.started_at, row.until) if row is not None else None
 
     # -- everything at once ------------------------------------------------------------
 
@@ -199,7 +216,7 @@ class Readers:
             for row in conn.execute(sa.select(watches).order_by(watches.c.id)):
                 saved.setdefault((row.team_id, row.user_id), []).append(row.query)
             for row in conn.execute(sa.select(pauses)):
-                paused[(row.team_id, row.user_id)] = Pause(aware(row.started_at), aware(row.until))
+                paused[(row.team_id, row.user_id)] = Pause(row.started_at, row.until)
         keys = sorted(set(roles) | set(saved))
         return [
             Reader(

@@ -2,9 +2,37 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+
 import sqlalchemy as sa
 
 metadata = sa.MetaData()
+
+
+class UtcDateTime(sa.TypeDecorator[datetime]):
+    """An instant, stored as UTC and read back aware (in UTC) on every database.
+
+    SQLite keeps a datetime as text without its offset: an aware value in another zone
+    would be stored as its wall-clock time and read back hours off. A naive value has no
+    instant to store, so it is refused.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"a stored time needs its zone: {value.isoformat()}")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
 
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
@@ -27,8 +55,8 @@ notes = sa.Table(
     sa.Column("excerpt", sa.Text, nullable=False),
     sa.Column("source_file", sa.Text, nullable=False),
     sa.Column("source_line", sa.Integer, nullable=False),
-    sa.Column("ingested_at", sa.DateTime(timezone=True), nullable=False, index=True),
-    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("ingested_at", UtcDateTime(), nullable=False, index=True),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
     sa.Column("search_title", sa.Text, nullable=False),
     sa.Column("search_body", sa.Text, nullable=False),
     # migration 0006
@@ -49,7 +77,7 @@ subscriptions = sa.Table(
     sa.Column("team_id", sa.String(32), primary_key=True),
     sa.Column("user_id", sa.String(32), primary_key=True),
     sa.Column("role", sa.String(64), primary_key=True),
-    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
     # Migration 0004. NULL: every verdict; "skim": deep and skim; "deep": deep only.
     sa.Column("min_verdict", sa.String(8), nullable=True),
 )
@@ -64,7 +92,7 @@ watches = sa.Table(
     sa.Column("user_id", sa.String(32), nullable=False),
     sa.Column("query_key", sa.String(200), nullable=False),  # case-folded, for uniqueness
     sa.Column("query", sa.Text, nullable=False),  # as the reader typed it (cleaned)
-    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
     sa.UniqueConstraint("team_id", "user_id", "query_key", name="uq_watches_user_query"),
 )
 
@@ -73,10 +101,10 @@ pauses = sa.Table(
     metadata,
     sa.Column("team_id", sa.String(32), primary_key=True),
     sa.Column("user_id", sa.String(32), primary_key=True),
-    sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("started_at", UtcDateTime(), nullable=False),
     # The end of the pause (set to the moment of `resume` when ended early). The row stays
     # afterwards: the first digest after `until` sends what the reader missed.
-    sa.Column("until", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("until", UtcDateTime(), nullable=False),
 )
 
 # -- corrections (migration 0005) ----------------------------------------------------
@@ -90,7 +118,7 @@ note_fixes = sa.Table(
     sa.Column("verdict", sa.String(8), nullable=True),  # NULL: the classifier's verdict stays
     sa.Column("revision", sa.Integer, nullable=False),
     sa.Column("fixed_by", sa.String(64), nullable=False),
-    sa.Column("fixed_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("fixed_at", UtcDateTime(), nullable=False),
 )
 
 store_meta = sa.Table(
@@ -115,14 +143,14 @@ digest_runs = sa.Table(
     # Equals `channel` while the run is unfinished, NULL after: at most one open run per channel.
     sa.Column("open_channel", sa.String(32), nullable=True, unique=True),
     sa.Column("claimed_by", sa.String(200), nullable=True),
-    sa.Column("claimed_at", sa.DateTime(timezone=True), nullable=True),
-    sa.Column("heartbeat", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("claimed_at", UtcDateTime(), nullable=True),
+    sa.Column("heartbeat", UtcDateTime(), nullable=True),
     sa.Column("attempts", sa.Integer, nullable=False),
     sa.Column("dm_planned", sa.Boolean, nullable=False),
     sa.Column("note_count", sa.Integer, nullable=False),
     sa.Column("last_error", sa.Text, nullable=True),
-    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.Column("finished_at", UtcDateTime(), nullable=True),
     sa.UniqueConstraint("channel", "slot", name="uq_digest_runs_channel_slot"),
     sa.Index("ix_digest_runs_channel_week", "channel", "week"),
 )
@@ -160,7 +188,7 @@ delivered_messages = sa.Table(
     sa.Column("thread_ts", sa.String(32), nullable=True),
     sa.Column("posted_channel", sa.String(32), nullable=True),
     sa.Column("error", sa.Text, nullable=True),
-    sa.Column("posted_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("posted_at", UtcDateTime(), nullable=True),
 )
 
 dm_deliveries = sa.Table(

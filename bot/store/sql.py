@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from bot.config import hide_password, masked_url
@@ -35,11 +36,12 @@ log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 WAL_SWITCH_SECONDS = 30  # as long as the busy timeout
-SCHEMA_HEAD = "0006"  # the newest revision in migrations/versions (a test checks it)
+SCHEMA_HEAD = "0007"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
 MAX_ROW_ID = 2**63 - 1  # the largest id SQLite INTEGER and PostgreSQL BIGINT hold
 MIGRATION_LOCK, NOTES_LOCK = 727001, 727002  # PostgreSQL advisory lock keys
+READER_LOCKS = 727003  # ... and the first key of the (key, reader hash) pairs
 TITLE_TIER_MAX = 200
 
 
@@ -202,6 +204,23 @@ def _lock_writes(conn: Connection, key: int) -> None:
     """
     if conn.dialect.name == "postgresql":
         conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+    elif conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def lock_reader(conn: Connection, team_id: str, user_id: str) -> None:
+    """Make this transaction the only one changing one reader's settings until it ends.
+
+    Call it first in the transaction: what it then reads (a count against a limit, a row
+    that decides insert or update) stays true until it commits. PostgreSQL: an advisory
+    lock on the reader (other readers go on); SQLite: the database's write lock, as
+    SQLite has no finer one.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(
+            sa.text("SELECT pg_advisory_xact_lock(:space, hashtext(:reader))"),
+            {"space": READER_LOCKS, "reader": f"{team_id}/{user_id}"},
+        )
     elif conn.dialect.name == "sqlite":
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
@@ -638,11 +657,19 @@ class Store:
         now: datetime | None = None,
     ) -> NoteFix:
         """Store `fix` (its revision counted up) and the note's classification with the
-        fix applied, in one transaction. KeyError when the note does not exist."""
+        fix applied, in one transaction. KeyError when the note does not exist.
+
+        The note's row is locked first, so fixes of one note made at once take turns:
+        each gets its own revision and the last one stored is the one applied.
+        """
         now = now or utcnow()
         with self.engine.begin() as conn:
+            if conn.dialect.name == "sqlite":
+                conn.exec_driver_sql("BEGIN IMMEDIATE")  # SQLite has no row locks
             row = conn.execute(
-                sa.select(notes.c.id, notes.c.search_body).where(notes.c.id == note_id)
+                sa.select(notes.c.id, notes.c.search_body)
+                .where(notes.c.id == note_id)
+                .with_for_update()
             ).first()
             if row is None:
                 raise KeyError(note_id)
@@ -719,19 +746,15 @@ class Store:
             ).scalar()
 
     def set_meta(self, key: str, value: str) -> None:
-        """Set a fact; a replica writing the same key at the same moment is not an error."""
+        """Set a fact in one statement (insert or replace), so replicas writing the same
+        key at the same moment neither fail nor leave two rows."""
+        insert = postgresql.insert if self.dialect == "postgresql" else sqlite.insert
+        stmt = insert(store_meta).values(key=key, value=value)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[store_meta.c.key], set_={"value": stmt.excluded.value}
+        )
         with self.engine.begin() as conn:
-            done = conn.execute(
-                store_meta.update().where(store_meta.c.key == key).values(value=value)
-            )
-            if done.rowcount == 0:
-                try:
-                    with conn.begin_nested():
-                        conn.execute(store_meta.insert().values(key=key, value=value))
-                except sa.exc.IntegrityError:
-                    conn.execute(
-                        store_meta.update().where(store_meta.c.key == key).values(value=value)
-                    )
+            conn.execute(stmt)
 
     # -- moving between databases ----------------------------------------------------
 
@@ -782,6 +805,7 @@ class Store:
         """
         added: list[str] = []
         with self.engine.begin() as conn:
+            lock_reader(conn, team_id, user_id)
             have = self._user_roles(conn, team_id, user_id)
             for role in dict.fromkeys(roles):
                 if role in have:
@@ -801,6 +825,7 @@ class Store:
     def unsubscribe(self, team_id: str, user_id: str, roles: Iterable[str] | None) -> list[str]:
         """Remove roles (all of them when `roles` is None); returns the ones removed."""
         with self.engine.begin() as conn:
+            lock_reader(conn, team_id, user_id)
             have = self._user_roles(conn, team_id, user_id)
             gone = have if roles is None else [r for r in dict.fromkeys(roles) if r in have]
             if gone:
