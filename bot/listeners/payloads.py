@@ -109,6 +109,7 @@ class ResponseUrlEntry(_Shape):
 
 class _Interaction(_Shape):
     team: Team | None = None
+    enterprise: Team | None = None
     user: User
     trigger_id: ShortText | None = None
 
@@ -225,7 +226,7 @@ def read_payload(body: Mapping[str, Any]) -> Payload:
     if "command" in body:
         return SlashCommand.model_validate(body)
     kind = body.get("type")
-    if kind not in HANDLED_TYPES:
+    if not isinstance(kind, str) or kind not in HANDLED_TYPES:
         raise Unhandled(f"type {str(kind)[:40]!r}")
     return _INTERACTIVE.validate_python(body)
 
