@@ -26,10 +26,9 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 from slack_bolt import App
 
-from bot.domain import Verdict
+from bot.domain import MAX_NOTE_ID, Verdict
 from bot.listeners.payloads import (
     FOREIGN_COMMAND,
-    MAX_NUMBER,
     NO_USER_COMMAND,
     read_payload,
     whole_number,
@@ -376,8 +375,8 @@ def test_another_workspace_is_refused_and_logged_once(
 
 def test_whole_numbers_are_ascii_digits_and_bounded() -> None:
     assert whole_number("0") == 0 and whole_number("42") == 42
-    assert whole_number(str(MAX_NUMBER)) == MAX_NUMBER
-    for text in ("", "²", "٣", "1_0", " 1", "+1", "-1", "1.0", "Infinity", str(MAX_NUMBER + 1)):
+    assert whole_number(str(MAX_NOTE_ID)) == MAX_NOTE_ID
+    for text in ("", "²", "٣", "1_0", " 1", "+1", "-1", "1.0", "Infinity", str(MAX_NOTE_ID + 1)):
         assert whole_number(text) is None, text
     assert whole_number("9" * 5000) is None
     assert whole_number("7", maximum=5) is None

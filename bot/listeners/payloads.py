@@ -32,6 +32,8 @@ from pydantic import (
 from slack_bolt import BoltRequest, BoltResponse
 from slack_bolt.middleware import Middleware
 
+from bot.domain import MAX_NOTE_ID
+
 log = logging.getLogger(__name__)
 
 # Slack's ids (users, teams, channels, enterprises) are upper-case letters and digits.
@@ -42,7 +44,6 @@ ShortText = Annotated[str, StringConstraints(max_length=255)]
 # Slack's own limits: a button value or option value 2000 characters, private_metadata 3000.
 ValueText = Annotated[str, StringConstraints(max_length=2000)]
 MetadataText = Annotated[str, StringConstraints(max_length=3000)]
-MAX_NUMBER = 2**63 - 1  # the largest id SQLite INTEGER and PostgreSQL BIGINT hold
 MAX_ACTIONS = 25  # Slack sends one action per click; an actions block holds at most 25
 MAX_REMEMBERED_TEAMS = 100  # foreign workspaces logged by name; past this, silently refused
 
@@ -246,7 +247,7 @@ def bolt_can_read(body: str | dict[str, Any], headers: Mapping[str, str]) -> boo
     return isinstance(request.body, dict)
 
 
-def whole_number(text: str, maximum: int = MAX_NUMBER) -> int | None:
+def whole_number(text: str, maximum: int = MAX_NOTE_ID) -> int | None:
     """`text` as a number when it is ASCII digits only and at most `maximum`, else None.
 
     `str.isdigit` accepts "²" (and `int` then fails) and `int` accepts "٣" or "1_0"; a
