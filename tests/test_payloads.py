@@ -371,6 +371,27 @@ def test_another_workspace_is_refused_and_logged_once(
     assert bot.services.store.subscriptions_of(TEAM, USER) == ["moe-quant"]
 
 
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_slack_refusal_inside_a_listener_is_one_line(
+    bot: Bot, logged: pytest.LogCaptureFixture
+) -> None:
+    """A trigger used twice (a double click, or a forged one): Slack refuses views.open;
+    the editor hears that something went wrong and the log has one line, no traceback."""
+    note_id = a_note_id(bot)
+    body = menu_body(note_id, f"{FIX_OPTION}:{note_id}", EDITOR)
+    assert bot.post(body)[0] == 200
+    url = bot.response_url()
+    again = payload_of(body)
+    assert bot.post(as_form({**again, "response_url": url}))[0] == 200
+    reply = bot.slack.wait_for(url.split(str(bot.slack.port), 1)[1])[-1].params
+    assert "went wrong" in reply["text"]
+    bot.settle()
+    assert [c.ok for c in bot.slack.calls_for("views.open")] == [True, False]
+    assert tracebacks(logged) == []
+    lines = [r.getMessage() for r in logged.records if "expired_trigger_id" in r.getMessage()]
+    assert lines == ["Slack answered expired_trigger_id to views.open"]
+
+
 def test_whole_numbers_are_ascii_digits_and_bounded() -> None:
     assert whole_number("0") == 0 and whole_number("42") == 42
     assert whole_number(str(MAX_NOTE_ID)) == MAX_NOTE_ID
