@@ -208,8 +208,9 @@ def _unwatch(args: list[str], taxonomy: Taxonomy) -> Command:
     return Command(Kind.UNWATCH, text=" ".join(args)[: MAX_WATCH_CHARS * 2])
 
 
-_DURATION = re.compile(r"^(\d{1,4})\s*(d|day|days|w|wk|week|weeks)$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# Numbers are ASCII digits: `\d` also takes "٣", which `int` reads as 3.
+_DURATION = re.compile(r"^([0-9]{1,4})\s*(d|day|days|w|wk|week|weeks)$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _PAUSE_USAGE = (
     "e.g. `/prdigest pause 2w`, `/prdigest pause 3d` or `/prdigest pause until 2026-12-24`"
 )
@@ -249,7 +250,7 @@ def _resume(args: list[str], taxonomy: Taxonomy) -> Command:
     return Command(Kind.RESUME)
 
 
-_WEEK_LABEL = re.compile(r"^(\d{4})-?w(\d{1,2})$")
+_WEEK_LABEL = re.compile(r"^([0-9]{4})-?w([0-9]{1,2})$")
 
 
 def _week(args: list[str], taxonomy: Taxonomy) -> Command:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+MAX_NOTE_ID = 2**63 - 1  # the largest id SQLite INTEGER and PostgreSQL BIGINT hold
+
 
 class Verdict(enum.StrEnum):
     """How closely a reader should read a note's PR."""

@@ -11,6 +11,7 @@ exposition (`bot.prometheus`). In Socket Mode the last two are served alone
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import signal
@@ -23,9 +24,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import waitress
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_sdk import WebClient
 
 from bot.config import Settings
+from bot.listeners.payloads import bolt_can_read
 from bot.store import Store
 from bot.watch import SlackLink
 
@@ -131,6 +134,9 @@ def make_wsgi_app(
         if path == EVENTS_PATH:
             if method != "POST":
                 return _json(start_response, "405 Method Not Allowed", {"error": "use POST"})
+            if not _bolt_can_read(environ):
+                log.warning("refused a Slack request: its body is not a Slack payload")
+                return _json(start_response, "400 Bad Request", {"error": "unreadable payload"})
             try:
                 return slack(environ, start_response)  # type: ignore[arg-type]
             except (ValueError, KeyError, TypeError) as exc:
@@ -140,6 +146,22 @@ def make_wsgi_app(
         return ops(environ, start_response)
 
     return application
+
+
+def _bolt_can_read(environ: dict[str, Any]) -> bool:
+    """Read the body (leaving a copy for Bolt) and ask whether Bolt can parse it: Bolt
+    reads ids from the body while it builds the request, before any middleware runs."""
+    request = WsgiHttpRequest(environ)
+    try:
+        raw = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+    except (KeyError, ValueError):
+        return False
+    environ["wsgi.input"] = io.BytesIO(raw)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return bolt_can_read(text, {k: str(v) for k, v in request.get_headers().items()})
 
 
 def _json(start_response: StartResponse, status: str, body: dict[str, Any]) -> list[bytes]:
@@ -253,6 +275,7 @@ class SocketModeConnection:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
         self.handler = SocketModeHandler(bolt_app, app_token=app_token, web_client=client)
+        self.handler.client.message_listeners.insert(0, _drop_unreadable_envelope)
         self.base_url = client.base_url
 
     def connect(self) -> None:
@@ -261,3 +284,16 @@ class SocketModeConnection:
 
     def close(self) -> None:
         self.handler.close()  # type: ignore[no-untyped-call]
+
+
+def _drop_unreadable_envelope(_client: object, message: dict[str, Any], _raw: str | None) -> None:
+    """A Socket Mode envelope whose payload Bolt cannot read loses it here, before the
+    client builds a request from it (which fails with a traceback for a payload that is not
+    an object): with no payload, the envelope reaches no listener and is not acknowledged,
+    as an HTTP request would get a 400."""
+    if "payload" not in message or not message.get("envelope_id"):
+        return
+    payload = message["payload"]
+    if not isinstance(payload, dict) or not bolt_can_read(payload, {}):
+        log.warning("refused a Socket Mode envelope: its payload is not a Slack payload")
+        del message["payload"]

@@ -19,9 +19,10 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.context.respond import Respond
 from slack_bolt.listener.custom_listener import CustomListener
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackClientError
+from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.listeners import actions, commands, corrections, events
+from bot.listeners.payloads import PayloadCheck
 from bot.render.replies import failure_reply, store_unavailable_reply
 from bot.services import Services
 from bot.slack_client import is_unreachable
@@ -67,6 +68,7 @@ def build_app(
             client=template,
             signing_secret=signing_secret or "",
             authorize=authorize,
+            before_authorize=PayloadCheck(lambda: link.team_id),
             process_before_response=False,
             listener_executor=ThreadPoolExecutor(
                 max_workers=LISTENER_THREADS, thread_name_prefix="prdigest-listener"
@@ -140,6 +142,9 @@ def _failure_handler(services: Services, link: SlackLink) -> Callable[..., None]
             reply = store_unavailable_reply()
         elif is_unreachable(error):
             link.report(error)
+        elif isinstance(error, SlackApiError):
+            method = str(error.response.api_url).rsplit("/", 1)[-1]
+            log.warning("Slack answered %s to %s", error.response.get("error"), method)
         else:
             log.error("listener failed: %s", error, exc_info=error)
         try:
@@ -159,6 +164,15 @@ def _failure_handler(services: Services, link: SlackLink) -> Callable[..., None]
 
 
 def _channel_and_user(body: dict[str, Any]) -> tuple[str | None, str | None]:
-    channel = body.get("channel_id") or (body.get("channel") or {}).get("id")
-    user = body.get("user_id") or (body.get("user") or {}).get("id")
+    """Where to tell the user; None for anything that is not plain text where Slack puts
+    it (the error handler also sees requests that failed before being checked)."""
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) and value else None
+
+    def inner_id(value: Any) -> str | None:
+        return text(value.get("id")) if isinstance(value, dict) else None
+
+    channel = text(body.get("channel_id")) or inner_id(body.get("channel"))
+    user = text(body.get("user_id")) or inner_id(body.get("user"))
     return channel, user

@@ -95,6 +95,12 @@ class SlackLink:
     def status(self) -> str:
         return self._status
 
+    @property
+    def team_id(self) -> str | None:
+        """The workspace the bot token belongs to; None until `auth.test` answered."""
+        team = self.identity.get("team_id")
+        return team if isinstance(team, str) and team else None
+
     def on_recovery(self, callback: Callable[[], None]) -> None:
         """Run `callback` (in the watching thread) each time Slack answers after an outage."""
         self._recovery.append(callback)

@@ -81,6 +81,20 @@ def test_lookup(text: str, taxonomy: Taxonomy) -> None:
     assert parsed.text == text
 
 
+@pytest.mark.parametrize(
+    "text", ["pause ٣d", "pause until ٢٠٢٦-١٢-٢٤", "week ٢٠٢٦-W48", "week 2026-W٤٨"]
+)
+def test_numbers_in_commands_are_ascii_digits(text: str, taxonomy: Taxonomy) -> None:
+    """`int` reads "٣" as 3; a command's numbers are ASCII digits (full-width ones become
+    ASCII when the text is normalised) or not numbers at all."""
+    parsed = parse_command(text, taxonomy)
+    assert parsed.kind is Kind.INVALID, parsed
+    assert parse_command(text.translate(_ASCII_DIGITS), taxonomy).kind is not Kind.INVALID
+
+
+_ASCII_DIGITS = str.maketrans("٠١٢٣٤٥٦٧٨٩", "0123456789")
+
+
 def test_subscribe_resolves_aliases_and_dedupes(taxonomy: Taxonomy) -> None:
     parsed = parse_command("subscribe moe quant KV", taxonomy)
     assert parsed == Command(Kind.SUBSCRIBE, roles=("moe-quant", "kv-cache"))

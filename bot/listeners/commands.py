@@ -38,8 +38,9 @@ def send_ephemeral(
     user_id: str,
     reply: dict[str, Any],
 ) -> None:
-    """To the response_url when Slack gave one (works in DMs too), else chat.postEphemeral."""
-    if respond is not None:
+    """To the response_url when Slack gave one (works in DMs too), else chat.postEphemeral.
+    Bolt hands every listener a `respond`, with or without a URL behind it."""
+    if respond is not None and respond.response_url:
         respond(response_type="ephemeral", replace_original=False, **reply)
     elif channel_id:
         client.chat_postEphemeral(channel=channel_id, user=user_id, **reply)

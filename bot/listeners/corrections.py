@@ -13,6 +13,7 @@ from slack_sdk import WebClient
 from bot.corrections import FixError, fix_note, note_and_fix
 from bot.listeners.actions import _channel, _who
 from bot.listeners.commands import send_ephemeral
+from bot.listeners.payloads import whole_number
 from bot.posting import DeliveryError
 from bot.render.blocks import FIX_OPTION, NOTE_MENU_ACTION_ID, SHOW_OPTION
 from bot.render.corrections import (
@@ -52,7 +53,12 @@ def register(app: App, services: Services) -> None:
         kind, _, raw = value.partition(":")
         if kind == "pr":
             return  # a link: Slack opened it in the browser
-        found = note_and_fix(services, int(raw)) if raw.isdigit() else None
+        if kind == FIX_OPTION and not services.settings.may_edit(user_id):
+            reply = not_editor_reply(sorted(services.settings.editor_ids))
+            send_ephemeral(respond, client, channel, user_id, reply)
+            return
+        note_id = whole_number(raw)
+        found = note_and_fix(services, note_id) if note_id is not None else None
         if kind not in (FIX_OPTION, SHOW_OPTION) or found is None:
             reply = error_reply("That note is no longer there; nothing was done.")
             send_ephemeral(respond, client, channel, user_id, reply)
@@ -62,10 +68,6 @@ def register(app: App, services: Services) -> None:
             reply = note_detail_reply(note, fix, services.taxonomy)
             send_ephemeral(respond, client, channel, user_id, reply)
             return
-        if not services.settings.may_edit(user_id):
-            reply = not_editor_reply(sorted(services.settings.editor_ids))
-            send_ephemeral(respond, client, channel, user_id, reply)
-            return
         view = fix_modal(note, fix, services.taxonomy, channel)
         client.views_open(trigger_id=str(body.get("trigger_id") or ""), view=view)
 
@@ -73,18 +75,19 @@ def register(app: App, services: Services) -> None:
     def on_fix_submitted(
         ack: Ack, body: dict[str, Any], view: dict[str, Any], client: WebClient
     ) -> None:
-        user_id = str((body.get("user") or {}).get("id") or "")
+        # Who asks comes first: a non-editor hears so whatever else the form holds.
+        _team, user_id = _who(body)
+        if not user_id or not services.settings.may_edit(user_id):
+            ack(
+                response_action="errors",
+                errors={ROLES_BLOCK: "Only editors can fix notes; nothing was changed."},
+            )
+            return
         form = read_fix_form(view)
         if form is None:
             ack(
                 response_action="errors",
                 errors={ROLES_BLOCK: "This form is out of date: open it again from the note."},
-            )
-            return
-        if not user_id or not services.settings.may_edit(user_id):
-            ack(
-                response_action="errors",
-                errors={ROLES_BLOCK: "Only editors can fix notes; nothing was changed."},
             )
             return
         errors = form_errors(form, services.taxonomy)

@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.domain import Note, NoteFix, Role, Verdict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.domain import MAX_NOTE_ID, Note, NoteFix, Role, Verdict
 from bot.render.blocks import Block, context_block, section_block, verdict_badge
 from bot.render.mrkdwn import clip, escape, escaped, link
 from bot.render.replies import Message, error_reply, message
@@ -24,7 +26,9 @@ VERDICT_BLOCK = "verdict"
 MAX_CHECKBOXES = 10  # Slack's limit; larger taxonomies get a multi-select
 MAX_SELECT_OPTIONS = 100
 MAX_OPTION_TEXT = 75
+MAX_OPTION_VALUE = 150  # Slack's limit on an option's value
 VIEW_TITLE = "Fix roles"
+_VERDICTS = frozenset(v.value for v in Verdict)
 _VERDICT_TEXT = {
     Verdict.DEEP: "精读 deep: worth a close read",
     Verdict.SKIM: "浏览 skim: worth a skim",
@@ -133,26 +137,53 @@ class FixForm:
     verdict: Verdict | None
 
 
+class _Submitted(BaseModel):
+    """Strict shapes of what the modal sends back: no coercion, no Infinity or NaN."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, allow_inf_nan=False)
+
+
+class _Metadata(_Submitted):
+    note: int = Field(ge=1, le=MAX_NOTE_ID)
+    channel: str = Field(default="", pattern=r"^[A-Z0-9]{0,40}$")
+
+
+class _Chosen(_Submitted):
+    value: str = Field(max_length=MAX_OPTION_VALUE)
+
+
+class _Element(_Submitted):
+    selected_options: list[_Chosen] | None = None
+    selected_option: _Chosen | None = None
+
+
+class _State(_Submitted):
+    values: dict[str, dict[str, _Element]] = {}
+
+
 def read_fix_form(view: Mapping[str, Any]) -> FixForm | None:
-    """The submitted values; None when the view is not one of ours (bad metadata)."""
+    """The submitted values; None when the view is not one of ours (metadata or state of
+    another shape). A choice left empty is None, for `form_errors` to name."""
     try:
-        meta = json.loads(str(view.get("private_metadata") or ""))
-        note_id = int(meta["note"])
-        channel = str(meta.get("channel") or "") or None
-    except (ValueError, TypeError, KeyError):
+        meta = _Metadata.model_validate_json(_text(view.get("private_metadata")))
+        state = _State.model_validate(view.get("state") or {})
+    except ValidationError:
         return None
-    values = (view.get("state") or {}).get("values") or {}
 
-    def state(block: str) -> Mapping[str, Any]:
-        found = (values.get(block) or {}).get(block)
-        return found if isinstance(found, Mapping) else {}
+    def element(block: str) -> _Element:
+        return state.values.get(block, {}).get(block) or _Element()
 
-    picked = state(ROLES_BLOCK).get("selected_options") or []
-    roles = tuple(str(o.get("value")) for o in picked if isinstance(o, Mapping))
-    primary = (state(PRIMARY_BLOCK).get("selected_option") or {}).get("value")
-    verdict_value = (state(VERDICT_BLOCK).get("selected_option") or {}).get("value")
-    verdict = Verdict(verdict_value) if verdict_value in {v.value for v in Verdict} else None
-    return FixForm(note_id, channel, roles, str(primary) if primary else None, verdict)
+    roles = tuple(o.value for o in element(ROLES_BLOCK).selected_options or ())
+    primary = element(PRIMARY_BLOCK).selected_option
+    chosen = element(VERDICT_BLOCK).selected_option
+    verdict = Verdict(chosen.value) if chosen and chosen.value in _VERDICTS else None
+    return FixForm(
+        meta.note, meta.channel or None, roles, primary.value if primary else None, verdict
+    )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def form_errors(form: FixForm, taxonomy: Taxonomy) -> dict[str, str]:
