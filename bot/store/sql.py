@@ -736,7 +736,7 @@ class Store:
                 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
                 pg = pg_insert(llm_readings)
-                stmt = pg.on_conflict_do_update(
+                stmt: sa.Insert = pg.on_conflict_do_update(
                     index_elements=["key"], set_={"reading": pg.excluded.reading}
                 )
             else:
