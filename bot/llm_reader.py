@@ -12,8 +12,8 @@ of title, paragraph, model and prompt version, so an unchanged note is never ask
 Never in the way: notes are read concurrently (`PRDIGEST_LLM_CONCURRENCY`), each within
 `PRDIGEST_LLM_TIMEOUT`, without retries; the first sign that the server is refused, slow,
 failing or talking nonsense stops asking for the rest of the run (`finish` gives the one
-line to show), and the notes keep the local reading. The `openai` client (the `llm` extra) is imported only when
-a request is made.
+line to show), and the notes keep the local reading. The `openai` client (the `llm`
+extra) is imported only when a request is made.
 """
 
 from __future__ import annotations
@@ -577,7 +577,6 @@ def read_stored_notes(store: Store, taxonomy: Taxonomy, reader: ModelReader) -> 
     editor's fix still wins over the reading."""
     from bot.classify import build_classifier
 
-    classifier = build_classifier(taxonomy)
     last = 0
     while batch := store.notes_after(last, READ_BATCH):
         last = batch[-1].id
@@ -590,7 +589,7 @@ def read_stored_notes(store: Store, taxonomy: Taxonomy, reader: ModelReader) -> 
             if note.read_by == CLASSIFIER and note.id not in fixes:
                 local = _stored_classification(note)  # the classifier's own, as stored
             else:
-                local = classifier.classify(note.title, note.paragraph)
+                local = build_classifier(taxonomy).classify(note.title, note.paragraph)
             if reader.wants(local):
                 wanted.append((note, local))
         if not wanted:
