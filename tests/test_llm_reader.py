@@ -96,6 +96,12 @@ def local_readings() -> dict[str, Classification]:
     return {t: classifier.classify(t, p) for t, p in seed_notes()}
 
 
+def revise(folder: Path, paragraph: str, new: str) -> None:
+    """Change a paragraph in the first note file (ingest then updates that note)."""
+    first = sorted(folder.glob("*.txt"))[0]
+    first.write_text(first.read_text(encoding="utf-8").replace(paragraph, new), encoding="utf-8")
+
+
 def url_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if "PRDIGEST_LLM_URL" in line]
 
@@ -313,9 +319,8 @@ def test_editor_fixes_win_and_become_examples_in_the_next_request(
     code, _, err = run("fix", str(fixed.id), "--roles", "multimodal,models", "--verdict", "skip")
     assert code == 0, err
 
-    first = sorted(env.glob("*.txt"))[0]
-    title, paragraph = seed_notes()[0]
-    first.write_text(first.read_text(encoding="utf-8").replace(paragraph, paragraph + " 再补充。"))
+    paragraph = seed_notes()[0][1]
+    revise(env, paragraph, paragraph + " 再补充。")
     assert run("ingest")[0] == 0 and llm.count() == 33
     system = llm.requests[-1]["messages"][0]["content"]
     assert "Notes an editor corrected" in system
