@@ -420,6 +420,8 @@ class ModelReader:
         """For each (title, paragraph, local reading): the model's reading, or None where
         the note keeps its local one. Stored readings first; the rest are asked
         concurrently, and every valid answer is stored."""
+        if not notes:
+            return []
         keys = [self.key(title, paragraph) for title, paragraph, _ in notes]
         stored = self.cache.cached_readings(keys)
         results: list[Classification | None] = [None] * len(notes)
@@ -585,6 +587,7 @@ def read_stored_notes(store: Store, taxonomy: Taxonomy, reader: ModelReader) -> 
             continue
         fixes = store.fixes_for(n.id for n in waiting)
         wanted: list[tuple[Note, Classification]] = []
+        chosen: list[tuple[Note, Classification]] = []  # what each note is read as now
         for note in waiting:
             if note.read_by == CLASSIFIER and note.id not in fixes:
                 local = _stored_classification(note)  # the classifier's own, as stored
@@ -592,16 +595,16 @@ def read_stored_notes(store: Store, taxonomy: Taxonomy, reader: ModelReader) -> 
                 local = build_classifier(taxonomy).classify(note.title, note.paragraph)
             if reader.wants(local):
                 wanted.append((note, local))
-        if not wanted:
-            continue
+            elif note.read_by != CLASSIFIER:
+                chosen.append((note, local))  # read by another model; this one need not
         readings = reader.read([(n.title, n.paragraph, local) for n, local in wanted])
-        updates: list[tuple[int, Classification]] = []
-        for (note, _), reading in zip(wanted, readings, strict=True):
-            if reading is None:
-                continue
-            fix = fixes.get(note.id)
-            updates.append((note.id, fix.apply(reading, taxonomy.slugs) if fix else reading))
-        store.reclassify_batch(updates)
+        chosen += [(n, r) for (n, _), r in zip(wanted, readings, strict=True) if r is not None]
+        store.reclassify_batch(
+            [
+                (n.id, fixes[n.id].apply(c, taxonomy.slugs) if n.id in fixes else c)
+                for n, c in chosen
+            ]
+        )
         if reader.stopped is not None:
             break
     return reader.stats

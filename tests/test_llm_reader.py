@@ -279,6 +279,24 @@ def test_unchanged_notes_are_never_asked_again_and_a_change_reads_again(
     assert {n.read_by for n in stored(db_url)} == {"llm:test-model"}
 
 
+def test_notes_another_model_read_and_this_one_need_not_go_back_to_the_classifier(
+    env: Path, db_url: str, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use(monkeypatch, llm.url, reads="all")
+    assert run("ingest")[0] == 0 and llm.count() == 32
+    llm.models = [MODEL, "other-model"]
+    monkeypatch.setenv("PRDIGEST_LLM_MODEL", "other-model")
+    monkeypatch.setenv("PRDIGEST_LLM_READS", "unsure")
+    local = local_readings()
+    wanted = {title for title, c in local.items() if unsure(c)}
+    assert run("ingest")[0] == 0 and llm.count() == 32 + len(wanted)
+    for note in stored(db_url):
+        if note.title in wanted:
+            assert note.read_by == "llm:other-model"
+        else:
+            assert note.read_by == "classifier" and note.roles == local[note.title].roles
+
+
 def test_posting_and_dry_runs_never_ask_the_model(
     env: Path, db_url: str, llm: FakeLLM, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
