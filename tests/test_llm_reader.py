@@ -320,10 +320,9 @@ def test_notes_are_read_concurrently_within_the_setting(
 ) -> None:
     use(monkeypatch, llm.url, reads="all", concurrency="3")
     llm.answer = lambda _body: Reply(reading=reading(["frontend"], "skim"), delay=0.1)
-    started = time.monotonic()
     assert run("ingest")[0] == 0
+    # three at a time, never more (the fake counts the requests it is answering at once)
     assert llm.count() == 32 and llm.max_in_flight == 3
-    assert time.monotonic() - started < 32 * 0.1  # not one after another
     assert {n.read_by for n in stored(db_url)} == {"llm:test-model"}
 
 
