@@ -140,6 +140,10 @@ def test_each_note_is_one_request_with_the_schema_and_the_reading_is_stored(
     assert {json.loads(line)["read_by"] for line in out.splitlines()} == {"llm:test-model"}
     _, out, _ = run("notes", "--limit", "2")
     assert "read by llm:test-model" in out
+    monkeypatch.setenv("PRDIGEST_CHANNEL", "C123")
+    code, out, _ = run("post", "--dry-run", "--json")
+    assert code == 0 and "kernels" in out
+    assert "llm:" not in out and "the note says so" not in out  # Slack looks the same
 
 
 def test_unsure_reads_only_the_notes_the_classifier_is_unsure_of(
