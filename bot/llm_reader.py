@@ -469,7 +469,14 @@ class ModelReader:
         body = request_body(self.config, self.taxonomy, self.examples, title, paragraph)
         started = time.monotonic()
         try:
-            content = _complete(client, body, self.config.timeout)
+            try:
+                content = _complete(client, body, self.config.timeout)
+            except _Failure:
+                raise
+            except Exception as exc:  # whatever the client meets, the note keeps its reading
+                log.debug("the request to the model server failed", exc_info=True)
+                cause = f"failed ({type(exc).__name__}: {_first_line(exc)})"
+                raise _Failure("error", cause) from None
             reading = parse_answer(content, self.taxonomy)
         except _Failure as failure:
             self.metrics.llm_request(failure.outcome, time.monotonic() - started)

@@ -13,7 +13,8 @@ Use cases never import the metrics library. They call methods of the `Metrics` o
                                             # counts note files that did not parse
     metrics.llm_request(outcome, seconds)   # one request to the model server: "ok",
                                             # "invalid" (not a reading), "timeout",
-                                            # "unreachable", "http_500", "nonsense"
+                                            # "unreachable", "http_500", "nonsense",
+                                            # "error" (anything else the client met)
 
 `NullMetrics` records nothing (the default: one-shot CLI commands). `bot.prometheus`
 implements it with prometheus_client for `GET /metrics` (imported only by `serve`: the
