@@ -26,7 +26,7 @@ from bot.llm_reader import (
     unsure,
 )
 from bot.prometheus import PrometheusMetrics
-from bot.services import Services, ingest_paths
+from bot.services import FINGERPRINT_KEY, Services, ingest_paths
 from bot.store import Store
 from bot.taxonomy import load_taxonomy
 from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
@@ -314,6 +314,31 @@ def test_posting_and_dry_runs_never_ask_the_model(
     assert llm.count() == 0
     assert run("reclassify", "--dry-run")[0] == 0 and llm.count() == 0
     assert {n.read_by for n in stored(db_url)} == {"classifier"}
+
+
+def test_reclassify_reads_notes_stored_before_the_server_was_set(
+    env: Path, db_url: str, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run("ingest")[0] == 0 and llm.count() == 0
+    use(monkeypatch, llm.url, reads="all")
+    code, out, err = run("reclassify")
+    assert code == 0 and "32 notes changed" in out and "32 read" in err
+    assert llm.count() == 32
+    assert {n.read_by for n in stored(db_url)} == {"llm:test-model"}
+
+
+def test_a_new_release_on_start_keeps_the_stored_readings_without_asking(
+    env: Path, db_url: str, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use(monkeypatch, llm.url, reads="all")
+    assert run("ingest")[0] == 0 and llm.count() == 32
+    store = Store.open(db_url)
+    store.set_meta(FINGERPRINT_KEY, "the rules of an older release")
+    store.close()
+    code, _, err = run("preview")  # re-classifies on start, as serve and post do
+    assert code == 0 and "re-classified the stored notes (0 changed)" in err
+    assert llm.count() == 32
+    assert {n.read_by for n in stored(db_url)} == {"llm:test-model"}
 
 
 # -- concurrency, fixes ----------------------------------------------------------------------
