@@ -58,10 +58,11 @@ READ_BATCH = 1000
 CLASSIFIER = "classifier"
 
 VERDICT_MEANINGS = {
-    Verdict.DEEP: "精读: read it closely, all of it (必读, 逐行看, worth a careful read)",
-    Verdict.SKIM: "快速浏览: a quick look, one part of it, or knowing what changed is enough "
-    "(翻一翻, 了解大意, the summary is all you need)",
-    Verdict.SKIP: "可略过: no need to read it (不看也无妨, safe to skip, nothing to see here)",
+    Verdict.DEEP: "精读, read it closely and in full; said as 必读, 逐行看, worth a careful read",
+    Verdict.SKIM: "快速浏览, a quick look, one part of it, or knowing what changed is enough; "
+    "said as 翻一翻, 了解大意, the summary is all you need",
+    Verdict.SKIP: "可略过, no need to read it; said as 不看也无妨, safe to skip, "
+    "nothing to see here",
 }
 
 
@@ -176,7 +177,7 @@ def system_prompt(taxonomy: Taxonomy, examples: Sequence[Example] = ()) -> str:
         *_role_lines(taxonomy),
         "",
         "Verdicts:",
-        *(f"- {v.value} ({meaning})" for v, meaning in VERDICT_MEANINGS.items()),
+        *(f"- {v.value}: {meaning}" for v, meaning in VERDICT_MEANINGS.items()),
         "",
         "The answer:",
         '- "roles": slugs of the groups whose work the note is about, the one it concerns '
