@@ -239,17 +239,29 @@ def ingest(
     """Parse, classify and store note files; prints new/updated/unchanged/failed counts.
 
     A bad file is reported with its file and line and exits 1; every other file still lands.
+    With PRDIGEST_LLM_URL the model server then reads the notes it should; when it fails,
+    one line says so and the notes keep the local classifier's reading.
     """
+    from bot.llm_reader import build_reader
+
     with open_services() as services:
         targets = list(paths or [services.settings.digests_dir])
         files = find_note_files([p for p in targets if p.exists()])
+        reader = build_reader(services.settings, services.store, services.taxonomy)
         if len(files) >= PROGRESS_MIN_FILES:
             with Progress(console=err, transient=True, disable=json_logging()) as progress:
                 task = progress.add_task("ingesting", total=len(files))
-                report = ingest_paths(services, targets, on_file=lambda _p: progress.advance(task))
+                report = ingest_paths(
+                    services, targets, on_file=lambda _p: progress.advance(task), reader=reader
+                )
         else:
-            report = ingest_paths(services, targets)
+            report = ingest_paths(services, targets, reader=reader)
+        problem = reader.finish() if reader is not None else None
     say(_file_list("read", report.read))
+    if report.reading is not None and reader is not None:
+        say(report.reading.summary(reader.read_by))
+    if problem is not None:
+        say(problem, logging.WARNING, "[yellow]prdigest:[/yellow] ")
     if report.skipped:
         why = f" (note files end in {' or '.join(NOTE_SUFFIXES)})"
         say(_file_list("skipped", report.skipped, why), logging.WARNING, "[yellow]")
@@ -306,7 +318,8 @@ def notes(
         ),
     ] = NOTES_LIMIT,
 ) -> None:
-    """List stored notes, oldest first (the first --limit of them)."""
+    """List stored notes, oldest first (the first --limit of them), each with who read it
+    (the classifier or llm:MODEL)."""
     since_at = _parse_since(since)
     with open_services() as services:
         slug = None
@@ -324,7 +337,7 @@ def notes(
         if as_json:
             _print_json_lines([n.as_json() for n in listed])
         else:
-            out.print(lookup_renderable(listed, slug, services.taxonomy))
+            out.print(lookup_renderable(listed, slug, services.taxonomy, show_reader=True))
     shown = f"{count_text(len(listed))} of {count_text(total)} notes"
     if total > len(listed):
         more = total - len(listed)
@@ -471,13 +484,21 @@ def reclassify(
 ) -> None:
     """Run the classifier over every stored note again and print what changes; fixes
     stay. `serve` and `post` do this on start when the roles file or the rules changed.
+    With PRDIGEST_LLM_URL the model server reads the notes it should (a stored reading
+    of an unchanged note makes no request; --dry-run asks nothing).
     """
     from bot.corrections import reclassify as run_reclassify
+    from bot.llm_reader import build_reader
 
     with open_services() as services:
+        # A dry run asks the model server nothing: it shows what stored readings give.
+        reader = build_reader(
+            services.settings, services.store, services.taxonomy, requests=not dry_run
+        )
         changes = run_reclassify(
             services,
             dry_run=dry_run,
+            reader=reader,
             on_change=lambda c: out.print(
                 c.describe() + (" (fixed)" if c.fixed else ""),
                 highlight=False,
@@ -485,6 +506,11 @@ def reclassify(
                 soft_wrap=True,
             ),
         )
+        if reader is not None:
+            problem = reader.finish()
+            say(reader.stats.summary(reader.read_by))
+            if problem is not None:
+                say(problem, logging.WARNING, "[yellow]prdigest:[/yellow] ")
     verb = "would change" if dry_run else "changed"
     out.print(f"{len(changes)} notes {verb}", highlight=False)
 

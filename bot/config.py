@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -9,7 +10,14 @@ from typing import Any, Literal
 from urllib.parse import quote, quote_plus, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -142,6 +150,30 @@ class Settings(BaseSettings):
         description="Port for GET /metrics and /healthz alone (Socket Mode, or to keep "
         "/metrics off PRDIGEST_PORT in HTTP mode).",
     )
+    llm_url: str | None = Field(
+        default=None,
+        description="Base URL of an OpenAI-compatible model server (e.g. http://gpu-box:8000/v1) "
+        "that reads notes beside the local classifier; unset: the local classifier alone.",
+    )
+    llm_model: str | None = Field(
+        default=None,
+        validate_default=True,
+        description="The model the server serves (as `GET /models` lists it).",
+    )
+    llm_api_key: SecretStr | None = Field(
+        default=None, description="API key of the model server (a placeholder when unset)."
+    )
+    llm_reads: Literal["unsure", "all"] = Field(
+        default="unsure",
+        description="Which notes the model reads: the ones the local classifier is unsure "
+        "of or that name more than one group, or all.",
+    )
+    llm_timeout: float = Field(
+        default=30.0, gt=0, le=600, description="Seconds one reading may take."
+    )
+    llm_concurrency: int = Field(
+        default=4, ge=1, le=64, description="Notes read by the model server at once."
+    )
     slack_bot_token: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("SLACK_BOT_TOKEN", "PRDIGEST_SLACK_BOT_TOKEN"),
@@ -194,6 +226,31 @@ class Settings(BaseSettings):
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("expected an http(s) URL such as https://slack.com/api/")
         return value.strip()
+
+    @field_validator("llm_url")
+    @classmethod
+    def _model_server(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("expected an http(s) base URL such as http://gpu-box:8000/v1")
+        if importlib.util.find_spec("openai") is None:
+            raise ValueError(
+                "the openai package is not installed: pip install 'prdigest[llm]' "
+                "(or unset the variable)"
+            )
+        return value.strip().rstrip("/")
+
+    @field_validator("llm_model")
+    @classmethod
+    def _model_named(cls, value: str | None, info: ValidationInfo) -> str | None:
+        model = value.strip() if value else None
+        if info.data.get("llm_url") and not model:
+            raise ValueError(
+                "name the model the server at PRDIGEST_LLM_URL serves (e.g. Qwen/Qwen3-8B)"
+            )
+        return model
 
     @field_validator("channel")
     @classmethod

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from bot.classify import build_classifier, classifier_fingerprint
 from bot.domain import Classification, Note, NoteFix, Verdict
+from bot.llm_reader import ModelReader, build_reader
 from bot.services import FINGERPRINT_KEY, Services
 from bot.store import utcnow
 from bot.taxonomy import Taxonomy
@@ -95,6 +96,10 @@ def fix_note(
     )
     classifier = build_classifier(services.taxonomy)
     fresh = classifier.classify(before.title, before.paragraph)
+    reader = build_reader(services.settings, services.store, services.taxonomy, requests=False)
+    if reader is not None and reader.wants(fresh):
+        # the fix goes over the model's stored reading, as re-classification would put it
+        fresh = reader.read([(before.title, before.paragraph, fresh)])[0] or fresh
     stored = services.store.save_fix(
         note_id, fix.apply(fresh, services.taxonomy.slugs), fix, now=fix.fixed_at
     )
@@ -128,6 +133,7 @@ def _same(note: Note, new: Classification) -> bool:
         and note.role_verdicts == new.role_verdicts
         and note.excerpt == new.excerpt
         and note.verdict_confidence is new.verdict_confidence
+        and note.read_by == new.read_by
     )
 
 
@@ -136,12 +142,15 @@ def reclassify(
     *,
     dry_run: bool = False,
     on_change: Callable[[Change], None] | None = None,
+    reader: ModelReader | None = None,
 ) -> list[Change]:
     """Run the classifier over every stored note, keep fixes, store what changed.
 
-    A note already posted stays where it was posted (the ledger keeps its thread); only
-    its roles and verdict change. With `dry_run` nothing is stored. Records the
-    fingerprint of the taxonomy and rules the notes are now classified with.
+    With a `reader`, the notes it wants are read by the model server too (stored
+    readings of unchanged notes make no request; a reader without requests only
+    applies them). A note already posted stays where it was posted (the ledger keeps its
+    thread); only its roles and verdict change. With `dry_run` nothing is stored.
+    Records the fingerprint of the taxonomy and rules the notes are now classified with.
     """
     store = services.store
     taxonomy = services.taxonomy
@@ -152,8 +161,14 @@ def reclassify(
         last = batch[-1].id
         fixes = store.fixes_for(n.id for n in batch)
         updates: list[tuple[int, Classification]] = []
-        for note in batch:
-            new = classifier.classify(note.title, note.paragraph)
+        fresh = [classifier.classify(note.title, note.paragraph) for note in batch]
+        if reader is not None:
+            asked = [i for i, local in enumerate(fresh) if reader.wants(local)]
+            got = reader.read([(batch[i].title, batch[i].paragraph, fresh[i]) for i in asked])
+            for i, reading in zip(asked, got, strict=True):
+                if reading is not None:
+                    fresh[i] = reading
+        for note, new in zip(batch, fresh, strict=True):
             fix = fixes.get(note.id)
             if fix is not None:
                 new = fix.apply(new, taxonomy.slugs)
@@ -182,6 +197,10 @@ def reclassify_if_changed(services: Services) -> list[Change] | None:
         services.store.set_meta(FINGERPRINT_KEY, current)
         return None
     log.info("the roles or the classifier changed: re-classifying the stored notes")
-    changes = reclassify(services)
+    # Stored readings by the model server stay; posting never waits for new ones.
+    reader = build_reader(
+        services.settings, services.store, services.taxonomy, services.metrics, requests=False
+    )
+    changes = reclassify(services, reader=reader)
     log.info("re-classified the stored notes: %d changed", len(changes))
     return changes

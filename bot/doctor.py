@@ -80,6 +80,8 @@ def run_checks(now: datetime) -> Iterator[Check]:
         yield Check("slack channel", SKIP, "needs a working token")
     yield _guarded("digests", lambda: check_digests(settings.digests_dir))
     yield _guarded("schedule", lambda: check_schedule(settings, now))
+    if settings.llm_url is not None:
+        yield _guarded("model server", lambda: check_model_server(settings))
 
 
 class _CheckFailed(Exception):
@@ -295,3 +297,55 @@ def check_schedule(settings: Settings, now: datetime) -> str:
         raise _CheckFailed(f"PRDIGEST_SCHEDULE {settings.schedule!r} never fires")
     shown = ", ".join(t.strftime("%a %Y-%m-%d %H:%M %Z") for t in times)
     return f"{settings.schedule!r} in {settings.timezone}: next {shown}"
+
+
+# -- model server ---------------------------------------------------------------------------
+
+MODEL_SERVER_TIMEOUT = 10
+
+
+def check_model_server(settings: Settings) -> str:
+    """`GET /models` on PRDIGEST_LLM_URL lists PRDIGEST_LLM_MODEL (only when it is set)."""
+    import openai
+
+    from bot.llm_reader import LlmConfig, make_client
+
+    config = LlmConfig.from_settings(settings)
+    assert config is not None  # the caller checks PRDIGEST_LLM_URL
+    client = make_client(config, timeout=MODEL_SERVER_TIMEOUT)
+    try:
+        served = [m.id for m in client.models.list()]
+    except openai.APITimeoutError:
+        raise _CheckFailed(
+            f"{config.url} did not answer within {MODEL_SERVER_TIMEOUT}s: is the model server "
+            "running? check PRDIGEST_LLM_URL"
+        ) from None
+    except openai.APIConnectionError as exc:
+        cause = str(exc.__cause__ or exc).splitlines()[0]
+        raise _CheckFailed(
+            f"{config.url} is unreachable ({cause}): start the model server (e.g. "
+            "`vllm serve MODEL`) or fix PRDIGEST_LLM_URL"
+        ) from None
+    except openai.APIStatusError as exc:
+        what = (
+            "PRDIGEST_LLM_API_KEY"
+            if exc.status_code in (401, 403)
+            else "PRDIGEST_LLM_URL (the base URL ends in /v1)"
+        )
+        raise _CheckFailed(
+            f"{config.url}/models answered HTTP {exc.status_code}: check {what}"
+        ) from None
+    except (openai.OpenAIError, ValueError, TypeError, AttributeError) as exc:
+        raise _CheckFailed(
+            f"{config.url}/models is not an OpenAI-compatible answer ({type(exc).__name__}): "
+            "check PRDIGEST_LLM_URL (the base URL ends in /v1)"
+        ) from None
+    finally:
+        client.close()
+    if config.model not in served:
+        listed = ", ".join(served[:5]) or "no model"
+        raise _CheckFailed(
+            f"{config.url} serves {listed}, not {config.model}: set PRDIGEST_LLM_MODEL to one "
+            "of them"
+        )
+    return f"{config.url} serves {config.model}; reads {config.reads} notes"

@@ -83,6 +83,8 @@ class Classification:
     role_verdicts: dict[str, Verdict]
     excerpt: str
     verdict_confidence: Confidence = Confidence.HIGH
+    # Who read the note: "classifier" (the local one) or "llm:<model>" (a model server).
+    read_by: str = "classifier"
 
     def verdict_for(self, role: str) -> Verdict:
         """The verdict for a reader of `role` (audience-specific when the note says so)."""
@@ -146,6 +148,7 @@ class Note:
     ingested_at: datetime
     updated_at: datetime
     verdict_confidence: Confidence = Confidence.HIGH
+    read_by: str = "classifier"
 
     def verdict_for(self, role: str) -> Verdict:
         return self.role_verdicts.get(role, self.verdict)
@@ -161,6 +164,7 @@ class Note:
             "verdict": self.verdict.value,
             "role_verdicts": {k: v.value for k, v in self.role_verdicts.items()},
             "verdict_confidence": self.verdict_confidence.value,
+            "read_by": self.read_by,
             "pr": self.pr,
             "pr_url": self.pr_url,
             "excerpt": self.excerpt,

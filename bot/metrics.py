@@ -11,6 +11,10 @@ Use cases never import the metrics library. They call methods of the `Metrics` o
     metrics.dm_sent(count=1)                # subscriber DMs Slack accepted
     metrics.notes_ingested(outcome, count)  # outcome: new, updated, unchanged; failed
                                             # counts note files that did not parse
+    metrics.llm_request(outcome, seconds)   # one request to the model server: "ok",
+                                            # "invalid" (not a reading), "timeout",
+                                            # "unreachable", "http_500", "nonsense",
+                                            # "error" (anything else the client met)
 
 `NullMetrics` records nothing (the default: one-shot CLI commands). `bot.prometheus`
 implements it with prometheus_client for `GET /metrics` (imported only by `serve`: the
@@ -39,6 +43,8 @@ class Metrics(Protocol):
 
     def notes_ingested(self, outcome: str, count: int) -> None: ...
 
+    def llm_request(self, outcome: str, seconds: float) -> None: ...
+
 
 class NullMetrics:
     """Records nothing."""
@@ -59,4 +65,7 @@ class NullMetrics:
         pass
 
     def notes_ingested(self, outcome: str, count: int) -> None:
+        pass
+
+    def llm_request(self, outcome: str, seconds: float) -> None:
         pass

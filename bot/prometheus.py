@@ -7,6 +7,8 @@
     prdigest_digests_posted_total                    counter: digest runs delivered completely
     prdigest_dms_sent_total                          counter: subscriber DMs Slack accepted
     prdigest_notes_ingested_total{outcome}           counter: new, updated, unchanged, failed
+    prdigest_llm_requests_total{outcome}             counter: requests to the model server
+    prdigest_llm_request_seconds                     histogram: one request to its answer
     prdigest_notes_stored                            gauge, read at scrape
     prdigest_last_digest_timestamp_seconds           gauge, read at scrape: Unix time the
                                                      newest digest finished (0: none yet)
@@ -34,6 +36,8 @@ log = logging.getLogger(__name__)
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 # Slack wants the ack within 3 s; the buckets resolve the range that matters.
 COMMAND_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
+# A note's reading takes from a fraction of a second to PRDIGEST_LLM_TIMEOUT (30 s).
+LLM_BUCKETS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
 
 class _ScrapeTimeGauges(Collector):
@@ -93,6 +97,18 @@ class PrometheusMetrics:
         )
         for outcome in INGEST_OUTCOMES:
             self._ingested.labels(outcome)
+        self._llm_requests = Counter(
+            "prdigest_llm_requests",
+            "Requests to the model server (PRDIGEST_LLM_URL), by outcome.",
+            ["outcome"],
+            registry=reg,
+        )
+        self._llm_seconds = Histogram(
+            "prdigest_llm_request_seconds",
+            "Time from sending a note to the model server to its answer.",
+            buckets=LLM_BUCKETS,
+            registry=reg,
+        )
         self._gauges = _ScrapeTimeGauges()
         reg.register(self._gauges)
 
@@ -118,6 +134,10 @@ class PrometheusMetrics:
     def notes_ingested(self, outcome: str, count: int) -> None:
         if count > 0:
             self._ingested.labels(outcome).inc(count)
+
+    def llm_request(self, outcome: str, seconds: float) -> None:
+        self._llm_requests.labels(outcome).inc()
+        self._llm_seconds.observe(max(0.0, seconds))
 
     # Set-up and exposition.
 

@@ -25,6 +25,7 @@ from bot.ingest import (
     parse_note_file,
     scan_note_paths,
 )
+from bot.llm_reader import ModelReader, ReadStats, read_stored_notes
 from bot.metrics import INGEST_OUTCOMES, Metrics, NullMetrics
 from bot.search import Query, parse_query
 from bot.store import IndexedNote, Page, Store, index_note
@@ -74,6 +75,7 @@ class IngestReport:
     errors: list[NoteFileError] = field(default_factory=list)
     read: list[Path] = field(default_factory=list)  # note files found and read
     skipped: list[Path] = field(default_factory=list)  # in the folders, not note files
+    reading: ReadStats | None = None  # what the model server read (PRDIGEST_LLM_URL)
 
     @property
     def failed(self) -> int:
@@ -91,8 +93,12 @@ def ingest_paths(
     paths: Sequence[Path],
     on_file: Callable[[Path], None] | None = None,
     now: datetime | None = None,
+    reader: ModelReader | None = None,
 ) -> IngestReport:
     """Parse, classify and store every note file; a bad file is reported, the rest land.
+
+    With a `reader`, once every note is stored, the model server reads the notes it should
+    (`bot.llm_reader.read_stored_notes`): a server that fails costs no note.
 
     Files are saved in batches of about INGEST_BATCH_NOTES notes per transaction (a
     failed batch is retried file by file, so each file still lands all or nothing).
@@ -128,6 +134,8 @@ def ingest_paths(
     if fresh_store and report.new:
         # Every stored note was classified by the current roles and rules.
         store.set_meta(FINGERPRINT_KEY, classifier_fingerprint(services.taxonomy))
+    if reader is not None:
+        report.reading = read_stored_notes(store, services.taxonomy, reader)
     return report
 
 

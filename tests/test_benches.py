@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakellm import FakeLLM
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +40,11 @@ RUNS = {
     "role_loso": (["--sets", "dev69", "--jobs", "1"], "blend0.15,0.6"),
     "verdict_loso": (["--sets", "dev69"], "| dev69 | 10 |"),
     "verdict_report": ([], "| all held out |"),
+    # CI has no model server: the fake one of tests/fakellm.py answers ({fake} is its URL).
+    "bench_llm": (
+        ["--sets", "val1", "--limit", "12", "--url", "{fake}", "--model", "test-model"],
+        "llm (every note)",
+    ),
 }
 
 
@@ -45,14 +52,20 @@ RUNS = {
 def test_bench_script_runs(name: str, tmp_path: Path) -> None:
     args, expected = RUNS[name]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", f"tests.bench.{name}", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    with FakeLLM(model="test-model") as fake:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                f"tests.bench.{name}",
+                *(a.replace("{fake}", fake.url) for a in args),
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     assert expected in done.stdout, done.stdout[-2000:]
     assert "Traceback" not in done.stderr

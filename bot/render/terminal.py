@@ -23,8 +23,11 @@ def badge(verdict: Verdict) -> Text:
     return Text(f" {verdict.badge} ", style=VERDICT_STYLE[verdict])
 
 
-def note_text(note: Note, role: str | None, taxonomy: Taxonomy) -> Text:
-    """One note: badge, title, PR link, other roles, and the for-whom line."""
+def note_text(
+    note: Note, role: str | None, taxonomy: Taxonomy, *, show_reader: bool = False
+) -> Text:
+    """One note: badge, title, PR link, other roles, who read it (`show_reader`: the
+    classifier or a model server), and the for-whom line."""
     verdict = note.verdict_for(role) if role else note.verdict
     text = Text.assemble(badge(verdict), " ", (note.title, "bold"))
     if note.verdict_confidence is Confidence.LOW:
@@ -34,6 +37,8 @@ def note_text(note: Note, role: str | None, taxonomy: Taxonomy) -> Text:
     others = [r for r in note.roles if r != role]
     if others:
         text.append("  also: " + ", ".join(others), style="magenta")
+    if show_reader:
+        text.append(f"  read by {note.read_by}", style="dim")
     if note.excerpt:
         text.append("\n    " + note.excerpt, style="dim")
     return text
@@ -71,6 +76,6 @@ def digest_renderable(digest: Digest, taxonomy: Taxonomy) -> RenderableType:
 
 
 def lookup_renderable(
-    notes: Sequence[Note], role: str | None, taxonomy: Taxonomy
+    notes: Sequence[Note], role: str | None, taxonomy: Taxonomy, *, show_reader: bool = False
 ) -> RenderableType:
-    return Group(*(note_text(n, role, taxonomy) for n in notes))
+    return Group(*(note_text(n, role, taxonomy, show_reader=show_reader) for n in notes))

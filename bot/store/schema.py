@@ -61,6 +61,8 @@ notes = sa.Table(
     sa.Column("search_body", sa.Text, nullable=False),
     # migration 0006
     sa.Column("verdict_confidence", sa.String(8), nullable=False, server_default="high"),
+    # migration 0008: "classifier" or "llm:<model>"
+    sa.Column("read_by", sa.String(220), nullable=False, server_default="classifier"),
 )
 
 note_roles = sa.Table(
@@ -119,6 +121,18 @@ note_fixes = sa.Table(
     sa.Column("revision", sa.Integer, nullable=False),
     sa.Column("fixed_by", sa.String(64), nullable=False),
     sa.Column("fixed_at", UtcDateTime(), nullable=False),
+)
+
+# -- readings by a model server (migration 0008) -------------------------------------------
+
+llm_readings = sa.Table(
+    "llm_readings",
+    metadata,
+    # sha256 of title, paragraph, model and prompt version: an unchanged note is not sent again
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("reading", sa.JSON, nullable=False),  # the validated answer
+    sa.Column("read_at", sa.DateTime(timezone=True), nullable=False),
 )
 
 store_meta = sa.Table(

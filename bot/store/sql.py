@@ -21,6 +21,7 @@ from bot.domain import Classification, Confidence, Note, NoteFix, ParsedNote, Ve
 from bot.ingest import content_hash, note_key
 from bot.search import Query, QueryTerm, index_text, match_ids, verdict_token
 from bot.store.schema import (
+    llm_readings,
     metadata,
     note_fixes,
     note_roles,
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 WAL_SWITCH_SECONDS = 30  # as long as the busy timeout
-SCHEMA_HEAD = "0007"  # the newest revision in migrations/versions (a test checks it)
+SCHEMA_HEAD = "0008"  # the newest revision in migrations/versions (a test checks it)
 _CHUNK = 500
 COUNT_CAP = 1000
 MAX_ROW_ID = 2**63 - 1  # the largest id SQLite INTEGER and PostgreSQL BIGINT hold
@@ -267,6 +268,7 @@ def _row_to_note(row: Any) -> Note:
         role_verdicts={k: Verdict(v) for k, v in (row.role_verdicts or {}).items()},
         excerpt=row.excerpt,
         verdict_confidence=Confidence(row.verdict_confidence),
+        read_by=row.read_by,
         source=f"{row.source_file}:{row.source_line}",
         ingested_at=aware(row.ingested_at),
         updated_at=aware(row.updated_at),
@@ -733,6 +735,70 @@ class Store:
         if role_rows:
             conn.execute(note_roles.insert(), role_rows)
 
+    # -- readings by a model server -----------------------------------------------------
+
+    def cached_readings(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Reading key -> the stored answer, for the keys that have one."""
+        found: dict[str, dict[str, Any]] = {}
+        with self.engine.connect() as conn:
+            for chunk in _chunks(list(dict.fromkeys(keys))):
+                stmt = sa.select(llm_readings.c.key, llm_readings.c.reading)
+                for row in conn.execute(stmt.where(llm_readings.c.key.in_(chunk))):
+                    found[row.key] = row.reading
+        return found
+
+    def save_readings(
+        self, readings: Sequence[tuple[str, str, dict[str, Any]]], now: datetime | None = None
+    ) -> None:
+        """Store (key, model, reading) answers; a key stored meanwhile (another replica
+        read the same text) is overwritten with the same reading."""
+        if not readings:
+            return
+        rows = [
+            {"key": k, "model": m, "reading": r, "read_at": now or utcnow()}
+            for k, m, r in dict((k, (k, m, r)) for k, m, r in readings).values()
+        ]
+        with self.engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+                pg = pg_insert(llm_readings)
+                stmt: sa.Insert = pg.on_conflict_do_update(
+                    index_elements=["key"], set_={"reading": pg.excluded.reading}
+                )
+            else:
+                from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+                lite = sqlite_insert(llm_readings)
+                stmt = lite.on_conflict_do_update(
+                    index_elements=["key"], set_={"reading": lite.excluded.reading}
+                )
+            for chunk in _chunks(rows):
+                conn.execute(stmt, list(chunk))
+
+    def recent_fixes(self, limit: int) -> list[tuple[Note, NoteFix]]:
+        """The newest editor fixes (newest first) with their notes as stored (fix applied)."""
+        stmt = (
+            sa.select(*_NOTE_COLUMNS, *(c.label(f"fix_{c.name}") for c in note_fixes.c))
+            .join(note_fixes, note_fixes.c.note_id == notes.c.id)
+            .order_by(note_fixes.c.fixed_at.desc(), notes.c.id.desc())
+            .limit(limit)
+        )
+        found: list[tuple[Note, NoteFix]] = []
+        with self.engine.connect() as conn:
+            for row in conn.execute(stmt):
+                fix = NoteFix(
+                    note_id=row.fix_note_id,
+                    roles=tuple(row.fix_roles),
+                    primary_role=row.fix_primary_role,
+                    verdict=Verdict(row.fix_verdict) if row.fix_verdict else None,
+                    fixed_by=row.fix_fixed_by,
+                    fixed_at=aware(row.fix_fixed_at),
+                    revision=row.fix_revision,
+                )
+                found.append((_row_to_note(row), fix))
+        return found
+
     def notes_after(self, after_id: int, limit: int) -> list[Note]:
         """Up to `limit` notes with an id above `after_id`, by id (to walk every note)."""
         stmt = sa.select(*_NOTE_COLUMNS).where(notes.c.id > after_id).order_by(notes.c.id)
@@ -872,6 +938,7 @@ def _classification_columns(c: Classification) -> dict[str, Any]:
         "role_verdicts": {k: v.value for k, v in c.role_verdicts.items()},
         "excerpt": c.excerpt,
         "verdict_confidence": c.verdict_confidence.value,
+        "read_by": c.read_by,
     }
 
 
