@@ -1,4 +1,4 @@
-"""`/prdigest`: ack at once, then parse, run and answer with an ephemeral reply."""
+"""`/prdigest`: acknowledge at once, then parse, run and answer with an ephemeral reply."""
 
 from __future__ import annotations
 
@@ -15,20 +15,28 @@ from bot.services import Services
 
 
 def register(app: App, services: Services) -> None:
-    @app.command(COMMAND_NAME)
-    def handle_prdigest(
-        ack: Ack, command: dict[str, Any], respond: Respond | None, client: WebClient
-    ) -> None:
-        started = time.monotonic()
-        team_id, user_id = command.get("team_id"), command.get("user_id")
-        if not team_id or not user_id:
+    def acknowledge_command(ack: Ack, command: dict[str, Any]) -> None:
+        """In the request's thread: refuse a command without team or user in the
+        acknowledgement itself, else acknowledge it empty."""
+        if not command.get("team_id") or not command.get("user_id"):
             ack(**error_reply("This request names no team or user; nothing was done."))
             return
         ack()
+
+    def handle_prdigest(
+        command: dict[str, Any], respond: Respond | None, client: WebClient
+    ) -> None:
+        """After the acknowledgement, on the reply pool."""
+        started = time.monotonic()
+        team_id, user_id = command.get("team_id"), command.get("user_id")
+        if not team_id or not user_id:
+            return  # refused in the acknowledgement
         parsed = parse_command(str(command.get("text") or ""), services.taxonomy)
         reply = run_command(services, parsed, str(team_id), str(user_id))
         send_ephemeral(respond, client, command.get("channel_id"), str(user_id), reply)
         services.metrics.command_handled(parsed.kind.value, time.monotonic() - started)
+
+    app.command(COMMAND_NAME)(ack=acknowledge_command, lazy=[handle_prdigest])
 
 
 def send_ephemeral(
