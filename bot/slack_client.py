@@ -72,6 +72,11 @@ class CallMetrics(RetryHandler):
         super().__init__(max_retry_count=0)
         self.metrics = metrics
 
+    def __deepcopy__(self, memo: dict[int, object]) -> CallMetrics:
+        """Bolt deep-copies each request, client included, for its lazy listeners: the
+        copy counts into the same metrics."""
+        return self
+
     def can_retry(
         self,
         *,
