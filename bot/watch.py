@@ -70,6 +70,7 @@ class SlackLink:
         client: WebClient,
         *,
         healthy_interval: float = 60.0,
+        recheck_interval: float = RECHECK_SECONDS,
         backoff: Backoff | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -83,6 +84,7 @@ class SlackLink:
         )
         self._checking = threading.Lock()
         self.healthy_interval = healthy_interval
+        self.recheck_interval = recheck_interval
         self.backoff = backoff or Backoff()
         self._clock = clock
         self._lock = threading.Lock()
@@ -135,14 +137,14 @@ class SlackLink:
     def report(self, exc: BaseException) -> None:
         """A Web API call elsewhere got no answer from Slack. One method that hangs is not
         an outage, so `auth.test` is asked at once (on a thread of its own, at most once
-        every `RECHECK_SECONDS`): Slack counts as unreachable, logged once, only when that
+        every `recheck_interval` seconds): Slack counts as unreachable, logged once, only when that
         gets no answer either. Replies to a response_url are not the Web API and never
         come here."""
         if not is_unreachable(exc) or self._status not in (OK, UNKNOWN):
             return
         with self._lock:
             now = self._clock()
-            recent = self._checked_at is not None and now - self._checked_at < RECHECK_SECONDS
+            recent = self._checked_at is not None and now - self._checked_at < self.recheck_interval
             if self._rechecking or (recent and self._status == OK):
                 return
             self._rechecking = True

@@ -645,8 +645,8 @@ class FakeSlack:
     Knobs: ``fail``, ``rate_limit``, ``server_error``, ``set_rate``, ``set_latency``,
     ``stall`` (with ``release``),
     ``channels_not_joined`` (with ``reads_need_membership`` for reads too),
-    ``unknown_channels``, ``scopes`` (the ``X-OAuth-Scopes`` header), ``socket_url``,
-    ``register``.
+    ``unknown_channels``, ``expired_response_urls``, ``scopes`` (the ``X-OAuth-Scopes``
+    header), ``socket_url``, ``register``.
     """
 
     team_id = "T0001"
@@ -673,6 +673,8 @@ class FakeSlack:
         # so channels_not_joined answer not_in_channel there too (as a public channel does).
         self.reads_need_membership = False
         self.unknown_channels: set[str] = set()
+        # response_url paths Slack no longer takes (used after 30 minutes, or too often).
+        self.expired_response_urls: set[str] = set()
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.ephemerals: list[dict[str, Any]] = []
         self.home_views: dict[str, dict[str, Any]] = {}
@@ -1029,7 +1031,7 @@ class FakeSlack:
                 self._changed.notify_all()
             self._released.wait(stall)
         if method is None and path.startswith(RESPONSE_PREFIX):
-            reply = self._response_url(params, problem)
+            reply = self._response_url(path, params, problem)
         elif method is None:
             reply = _Reply({"ok": False, "error": "unknown_method"}, status=404)
         else:
@@ -1047,11 +1049,13 @@ class FakeSlack:
                 self._changed.notify_all()
         return reply
 
-    def _response_url(self, params: dict[str, Any], problem: str | None) -> _Reply:
+    def _response_url(self, path: str, params: dict[str, Any], problem: str | None) -> _Reply:
         """A response_url accepts a message like chat.postEphemeral; Slack answers an
         invalid one HTTP 400 with the error."""
         if problem is not None:
             return _Reply({"ok": False, "error": problem}, status=400)
+        if path in self.expired_response_urls:
+            return _Reply({"ok": False, "error": "expired_url"}, status=404)
         try:
             self._message_content(params)
         except _SlackError as err:
