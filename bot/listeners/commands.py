@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
@@ -13,21 +13,24 @@ from bot.commands import COMMAND_NAME, parse_command, run_command
 from bot.render.replies import error_reply
 from bot.services import Services
 
+RECEIVED = "received_at"  # in the context: when the command arrived (time.monotonic)
+
 
 def register(app: App, services: Services) -> None:
-    def acknowledge_command(ack: Ack, command: dict[str, Any]) -> None:
+    def acknowledge_command(ack: Ack, command: dict[str, Any], context: BoltContext) -> None:
         """In the request's thread: refuse a command without team or user in the
         acknowledgement itself, else acknowledge it empty."""
+        context[RECEIVED] = time.monotonic()
         if not command.get("team_id") or not command.get("user_id"):
             ack(**error_reply("This request names no team or user; nothing was done."))
             return
         ack()
 
     def handle_prdigest(
-        command: dict[str, Any], respond: Respond | None, client: WebClient
+        command: dict[str, Any], respond: Respond | None, client: WebClient, context: BoltContext
     ) -> None:
         """After the acknowledgement, on the reply pool."""
-        started = time.monotonic()
+        started = float(context.get(RECEIVED) or time.monotonic())
         team_id, user_id = command.get("team_id"), command.get("user_id")
         if not team_id or not user_id:
             return  # refused in the acknowledgement
