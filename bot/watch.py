@@ -137,9 +137,9 @@ class SlackLink:
     def report(self, exc: BaseException) -> None:
         """A Web API call elsewhere got no answer from Slack. One method that hangs is not
         an outage, so `auth.test` is asked at once (on a thread of its own, at most once
-        every `recheck_interval` seconds): Slack counts as unreachable, logged once, only when that
-        gets no answer either. Replies to a response_url are not the Web API and never
-        come here."""
+        every `recheck_interval` seconds): Slack counts as unreachable, logged once, only
+        when that gets no answer either. Replies to a response_url are not the Web API and
+        never come here."""
         if not is_unreachable(exc) or self._status not in (OK, UNKNOWN):
             return
         with self._lock:

@@ -24,6 +24,7 @@ from bot.slack_app import ReplyPool, build_app
 from bot.slack_client import build_web_client
 from bot.watch import OK, SlackLink
 from tests.fakeslack import FakeSlack
+from tests.netlink import Link
 from tests.serveproc import local_request
 from tests.slacksign import event_body, signed_headers, slash_command_body
 
@@ -63,10 +64,14 @@ class Served:
 
 
 @contextmanager
-def served(services: Services, slack: FakeSlack, pool: ReplyPool) -> Iterator[Served]:
-    settings = services.settings.model_copy(update={"slack_api_url": slack.api_url})
+def served(
+    services: Services, slack: FakeSlack, pool: ReplyPool, api_url: str | None = None
+) -> Iterator[Served]:
+    """The app over HTTP, its Web API at `api_url` (default: the fake's)."""
+    api_url = api_url or slack.api_url
+    settings = services.settings.model_copy(update={"slack_api_url": api_url})
     client = build_web_client(settings, token=TOKEN)
-    link = SlackLink(WebClient(token=TOKEN, base_url=slack.api_url), recheck_interval=0)
+    link = SlackLink(WebClient(token=TOKEN, base_url=api_url), recheck_interval=0)
     assert link.check() == OK
     app = build_app(
         services,
@@ -142,6 +147,34 @@ def test_a_hung_web_api_call_holds_no_acknowledgement_and_is_no_outage(
     assert len(slack.stalled("views.publish")) == 1, "the publish is not tried again"
     assert len(_said(caplog, "Web API call for a request got no answer (timed out)")) == 1
     assert not _said(caplog, "Slack is unreachable")
+    assert not [r for r in caplog.records if r.exc_info], "no traceback"
+
+
+def test_a_web_api_call_that_finds_slack_down_marks_the_outage_once(
+    services: Services, slack: FakeSlack, caplog: pytest.LogCaptureFixture
+) -> None:
+    """When auth.test gets no answer either, the failed call was an outage: said once, and
+    `/healthz` answers 503; a command is still acknowledged and answered meanwhile."""
+    caplog.set_level(logging.INFO)
+    with (
+        Link(slack.port) as cable,
+        served(services, slack, ReplyPool(workers=2, queue=8), cable.url) as bot,
+    ):
+        cable.cut()
+        for user in ("U0HOME1", "U0HOME2"):
+            status, seconds = bot.home_opened(user)
+            assert status == 200 and seconds < 1
+        deadline = time.monotonic() + 5
+        while bot.link.status == OK and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bot.link.status == "unreachable"
+        assert local_request(bot.server.port, "GET", "/healthz")[0] == 503
+        status, seconds = bot.command("help", "/response/during-outage")
+        assert status == 200 and seconds < 1
+        reply = slack.wait_for("/response/during-outage", timeout=5)[-1].params
+        assert "/prdigest" in reply["text"]
+    outage = _said(caplog, "Slack is unreachable")
+    assert len(outage) == 1 and "connection refused" in outage[0].getMessage()
     assert not [r for r in caplog.records if r.exc_info], "no traceback"
 
 
