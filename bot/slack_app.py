@@ -240,10 +240,23 @@ def build_app(
     actions.register(app, services)
     corrections.register(app, services)
     events.register(app, services)
+    require_ack_first(app)
     answer_failure = _failure_handler(services, link, pool)
     app.error(answer_failure)
     _answer_failures_inside(app, answer_failure)
     return app
+
+
+def require_ack_first(app: App) -> None:
+    """Refuse a listener registered without lazy work: with `process_before_response` it
+    would run whole before Slack gets its acknowledgement. Register it with
+    `bot.listeners.acking.ack_first` (or Bolt's `ack=`/`lazy=` form) instead."""
+    for listener in app._listeners:  # no public way to reach the registered functions
+        if isinstance(listener, CustomListener) and not listener.lazy_functions:
+            name = getattr(listener.ack_function, "__name__", "a listener")
+            raise ValueError(
+                f"{name} does its work before the acknowledgement: register it with ack_first"
+            )
 
 
 def _answer_failures_inside(app: App, answer_failure: Callable[..., None]) -> None:

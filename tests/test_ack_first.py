@@ -16,11 +16,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
+from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.listeners.acking import ack_first
 from bot.server import HealthCheck, RunningServer, make_wsgi_app, serve_in_thread
 from bot.services import Services
-from bot.slack_app import ReplyPool, build_app
+from bot.slack_app import ReplyPool, build_app, require_ack_first
 from bot.slack_client import build_web_client
 from bot.watch import OK, SlackLink
 from tests.fakeslack import FakeSlack
@@ -34,7 +36,7 @@ STALL = 30.0  # longer than anything here waits: the fake is released at the end
 SLOW = "/response/slow-"
 _ids = itertools.count(1)
 
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # transport only
+on_sqlite = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the transport only
 
 
 @dataclass
@@ -95,6 +97,7 @@ def _said(caplog: pytest.LogCaptureFixture, text: str) -> list[logging.LogRecord
     return [r for r in caplog.records if text in r.getMessage()]
 
 
+@on_sqlite
 def test_a_command_is_acknowledged_while_another_reply_hangs(
     services: Services, slack: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -125,6 +128,7 @@ def test_a_command_is_acknowledged_while_another_reply_hangs(
     assert not [r for r in caplog.records if r.exc_info], "no traceback"
 
 
+@on_sqlite
 def test_a_hung_web_api_call_holds_no_acknowledgement_and_is_no_outage(
     services: Services, slack: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -150,6 +154,7 @@ def test_a_hung_web_api_call_holds_no_acknowledgement_and_is_no_outage(
     assert not [r for r in caplog.records if r.exc_info], "no traceback"
 
 
+@on_sqlite
 def test_a_web_api_call_that_finds_slack_down_marks_the_outage_once(
     services: Services, slack: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -178,6 +183,7 @@ def test_a_web_api_call_that_finds_slack_down_marks_the_outage_once(
     assert not [r for r in caplog.records if r.exc_info], "no traceback"
 
 
+@on_sqlite
 def test_a_full_pool_drops_work_with_one_warning_and_keeps_acknowledging(
     services: Services, slack: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -199,6 +205,7 @@ def test_a_full_pool_drops_work_with_one_warning_and_keeps_acknowledging(
     assert len(again) == 1 and "2 requests" in again[0].getMessage()
 
 
+@on_sqlite
 def test_a_reply_that_slack_refuses_is_logged_once_and_not_retried(
     services: Services, slack: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -216,3 +223,18 @@ def test_a_reply_that_slack_refuses_is_logged_once_and_not_retried(
     failed = _said(caplog, "response_url")
     assert len(failed) == 1 and "HTTP 404" in failed[0].getMessage()
     assert not _said(caplog, "listener failed")
+
+
+def test_a_listener_that_would_work_before_acknowledging_is_refused() -> None:
+    """Registered the plain way, a listener runs whole before the acknowledgement."""
+    app = App(signing_secret="s", token="xoxb-x", token_verification_enabled=False)
+
+    @app.action("plain")
+    def plain(ack: Ack) -> None:
+        ack()
+
+    with pytest.raises(ValueError, match="plain does its work before the acknowledgement"):
+        require_ack_first(app)
+    first = App(signing_secret="s", token="xoxb-x", token_verification_enabled=False)
+    ack_first(first.action("lazy"))(plain)
+    require_ack_first(first)
