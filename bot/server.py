@@ -2,10 +2,10 @@
 `/metrics`.
 
 `POST /slack/events` carries slash commands, interactivity and events (one Request URL for
-all three); `GET /healthz` answers 200 once the store answers and the bot token passed
-`auth.test`, else 503 with the failing check named; `GET /metrics` is the Prometheus text
-exposition (`bot.prometheus`). In Socket Mode the last two are served alone
-(`make_ops_app`) on `PRDIGEST_METRICS_PORT`.
+all three), each acknowledged before its work runs (`bot.slack_app`); `GET /healthz`
+answers 200 once the store answers and the bot token passed `auth.test`, else 503 with the
+failing check named; `GET /metrics` is the Prometheus text exposition (`bot.prometheus`).
+In Socket Mode the last two are served alone (`make_ops_app`) on `PRDIGEST_METRICS_PORT`.
 """
 
 from __future__ import annotations
@@ -269,7 +269,11 @@ class ShutdownSignal:
 
 
 class SocketModeConnection:
-    """Bolt's built-in Socket Mode client: no public URL needed, Slack pushes over a websocket."""
+    """Bolt's built-in Socket Mode client: no public URL needed, Slack pushes over a websocket.
+
+    Its own threads (10) run each envelope's acknowledgement, as waitress' threads do in HTTP
+    mode; the work after it waits on the app's reply pool, never these (`bot.slack_app`).
+    """
 
     def __init__(self, bolt_app: App, app_token: str, client: WebClient) -> None:
         from slack_bolt.adapter.socket_mode import SocketModeHandler

@@ -1,6 +1,12 @@
 """The Bolt app: built from services and a WebClient, with every listener registered.
 
 Nothing here runs at import time; `prdigest serve` and the tests call `build_app`.
+
+Acknowledge first: each listener acknowledges in the thread that received the request (the
+HTTP server's, or Socket Mode's), and everything slow (the store, replies to the
+response_url, Web API calls such as views.publish) runs afterwards on the `ReplyPool`, as
+Bolt's lazy listeners (`bot.listeners.acking`). A reply that hangs therefore never delays
+anyone's acknowledgement; it holds one pool thread for at most `REPLY_TIMEOUT_SECONDS`.
 """
 
 from __future__ import annotations
@@ -9,30 +15,170 @@ import copy
 import functools
 import logging
 import os
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from http.client import HTTPException
+from typing import Any, ParamSpec, TypeVar
 
-from slack_bolt import App
+from slack_bolt import Ack, App, BoltContext, BoltRequest
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.context.respond import Respond
+from slack_bolt.context.respond.internals import _build_message
+from slack_bolt.kwargs_injection import build_required_kwargs
 from slack_bolt.listener.custom_listener import CustomListener
+from slack_bolt.util.utils import get_arg_names_of_callable
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
+from slack_sdk.models.attachments import Attachment
+from slack_sdk.models.blocks import Block
+from slack_sdk.webhook import WebhookClient, WebhookResponse
 
 from bot.listeners import actions, commands, corrections, events
 from bot.listeners.payloads import PayloadCheck
 from bot.render.replies import failure_reply, store_unavailable_reply
 from bot.services import Services
-from bot.slack_client import is_unreachable
+from bot.slack_client import describe_reply_failure, is_unreachable, sdk_logger, unreachable_reason
 from bot.store import describe_unavailable, is_unavailable
-from bot.watch import SlackLink
+from bot.watch import OK, SlackLink
 
 log = logging.getLogger(__name__)
 
-LISTENER_THREADS = 16
+REPLY_WORKERS = 16  # threads that answer after the acknowledgement
+REPLY_QUEUE = 256  # jobs that may wait for one of them; more are dropped, with a warning
+REPLY_TIMEOUT_SECONDS = 5  # one reply to a response_url, one Web API call for a request
 BOT_TOKEN_VARIABLE = "SLACK_BOT_TOKEN"
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+class ReplyPool(Executor):
+    """Threads for the work that follows an acknowledgement: replies, posts, publishes.
+
+    Bounded twice: `workers` threads, and at most `queue` jobs waiting for them. A job that
+    finds both full is dropped at once with a warning (once per busy spell, then a count
+    when there is room again) instead of waiting: whoever hands work over, the threads
+    that acknowledge above all, never blocks here.
+    """
+
+    def __init__(self, workers: int = REPLY_WORKERS, queue: int = REPLY_QUEUE) -> None:
+        if workers < 1 or queue < 0:
+            raise ValueError("a reply pool needs a thread and a queue of 0 or more")
+        self.workers = workers
+        self.queue = queue
+        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prdigest-reply")
+        self._room = threading.BoundedSemaphore(workers + queue)
+        self._lock = threading.Lock()
+        self._dropped = 0  # in the current busy spell
+        self.dropped_total = 0
+
+    def submit(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> Future[_T]:
+        if not self._room.acquire(blocking=False):
+            self._drop(fn)
+            dropped: Future[_T] = Future()
+            dropped.cancel()
+            return dropped
+        self._room_again()
+        try:
+            future = self._threads.submit(fn, *args, **kwargs)
+        except BaseException:
+            self._room.release()
+            raise
+        future.add_done_callback(lambda _: self._room.release())
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._threads.shutdown(wait, cancel_futures=cancel_futures)
+
+    def _drop(self, fn: Callable[..., Any]) -> None:
+        with self._lock:
+            self._dropped += 1
+            self.dropped_total += 1
+            first = self._dropped == 1
+        if first:
+            log.warning(
+                "the reply pool is full (%d running, %d waiting): dropping work that follows "
+                "an acknowledgement (%s) until there is room; Slack answers slowly or "
+                "requests come faster than they are answered",
+                self.workers,
+                self.queue,
+                getattr(fn, "__name__", "a job"),
+            )
+
+    def _room_again(self) -> None:
+        with self._lock:
+            dropped, self._dropped = self._dropped, 0
+        if dropped:
+            log.warning(
+                "the reply pool has room again; %d requests were acknowledged and not answered",
+                dropped,
+            )
+
+
+class ReplyNotDelivered(Exception):
+    """A response_url did not take a reply: Slack's reply endpoint, not the Web API."""
+
+
+class TimedRespond(Respond):
+    """Bolt's `respond()` with a short timeout and no retries. A reply that fails raises
+    `ReplyNotDelivered` with one line to log; nobody tries it again."""
+
+    def __init__(self, *, response_url: str | None, timeout: int, **kwargs: Any) -> None:
+        super().__init__(response_url=response_url, **kwargs)
+        self.timeout = timeout
+
+    def __call__(
+        self,
+        text: str | dict[str, Any] = "",
+        blocks: Sequence[dict[str, Any] | Block] | None = None,
+        attachments: Sequence[dict[str, Any] | Attachment] | None = None,
+        response_type: str | None = None,
+        replace_original: bool | None = None,
+        delete_original: bool | None = None,
+        unfurl_links: bool | None = None,
+        unfurl_media: bool | None = None,
+        thread_ts: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> WebhookResponse:
+        if self.response_url is None:
+            raise ValueError("respond is unsupported here as there is no response_url")
+        if isinstance(text, dict):
+            message = _build_message(**text)
+        else:
+            message = _build_message(
+                text=text,
+                blocks=blocks,
+                attachments=attachments,
+                response_type=response_type,
+                replace_original=replace_original,
+                delete_original=delete_original,
+                unfurl_links=unfurl_links,
+                unfurl_media=unfurl_media,
+                thread_ts=thread_ts,
+                metadata=metadata,
+            )
+        client = WebhookClient(
+            url=self.response_url,
+            timeout=self.timeout,
+            proxy=self.proxy,
+            ssl=self.ssl,
+            logger=sdk_logger(),
+            retry_handlers=[],
+        )
+        try:
+            answer = client.send_dict(message)
+        except (OSError, HTTPException, SlackClientError) as exc:
+            cause = unreachable_reason(exc)
+            if cause == "timed out":
+                cause = f"timed out after {self.timeout} s"
+            raise ReplyNotDelivered(describe_reply_failure(cause, self.response_url)) from None
+        if answer.status_code != 200:
+            cause = f"HTTP {answer.status_code} {answer.body[:100]}".strip()
+            raise ReplyNotDelivered(describe_reply_failure(cause, self.response_url))
+        return answer
 
 
 def build_app(
@@ -42,19 +188,29 @@ def build_app(
     signing_secret: str | None,
     socket_mode: bool,
     link: SlackLink | None = None,
+    pool: ReplyPool | None = None,
+    reply_timeout: int = REPLY_TIMEOUT_SECONDS,
 ) -> App:
     """A Bolt app on `client`; HTTP mode verifies every request with `signing_secret`.
 
     Requests are authorized from what `link` learnt from `auth.test` (serve's watching
-    thread asks it), never by a Web API call in the request's path: a slash command is
-    acknowledged at once even while Slack's Web API is unreachable.
+    thread asks it), never by a Web API call in the request's path, and each listener
+    only acknowledges there: a slash command is acknowledged at once even while Slack's
+    Web API or a response_url hangs. The work runs on `pool`; each reply and each Web API
+    call for a request gives up after `reply_timeout` seconds.
     """
     if not socket_mode and not signing_secret:
         raise ValueError("HTTP mode needs a signing secret (SLACK_SIGNING_SECRET)")
     link = link or SlackLink(client)
-    # Bolt gives every request a client made like this one, with the authorized token.
+    pool = pool or ReplyPool()
+    # Bolt gives every request a client made like this one, with the authorized token: a
+    # short timeout, and no second attempt after a call that got no answer.
     template = copy.copy(client)
     template.token = None
+    template.timeout = reply_timeout
+    template.retry_handlers = [
+        h for h in client.retry_handlers if not isinstance(h, ConnectionErrorRetryHandler)
+    ]
 
     def authorize(
         enterprise_id: str | None, team_id: str | None, user_id: str | None
@@ -69,32 +225,58 @@ def build_app(
             signing_secret=signing_secret or "",
             authorize=authorize,
             before_authorize=PayloadCheck(lambda: link.team_id),
-            process_before_response=False,
-            listener_executor=ThreadPoolExecutor(
-                max_workers=LISTENER_THREADS, thread_name_prefix="prdigest-listener"
-            ),
+            # Listeners acknowledge in the request's thread; their lazy work goes to `pool`.
+            process_before_response=True,
+            listener_executor=pool,
         )
+
+    def short_replies(context: BoltContext, next: Callable[[], None]) -> None:
+        if context.response_url:
+            context["respond"] = TimedRespond(
+                response_url=context.response_url, timeout=reply_timeout
+            )
+        next()
+
+    app.use(short_replies)
     commands.register(app, services)
     actions.register(app, services)
     corrections.register(app, services)
     events.register(app, services)
-    answer_failure = _failure_handler(services, link)
+    require_ack_first(app)
+    answer_failure = _failure_handler(services, link, pool)
     app.error(answer_failure)
     _answer_failures_inside(app, answer_failure)
     return app
 
 
-def _answer_failures_inside(app: App, answer_failure: Callable[..., None]) -> None:
-    """Run the error handler inside every listener that acknowledges by itself.
+def require_ack_first(app: App) -> None:
+    """Refuse a listener registered without lazy work: with `process_before_response` it
+    would run whole before Slack gets its acknowledgement. Register it with
+    `bot.listeners.acking.ack_first` (or Bolt's `ack=`/`lazy=` form) instead."""
+    for listener in app._listeners:  # no public way to reach the registered functions
+        if isinstance(listener, CustomListener) and not listener.lazy_functions:
+            name = getattr(listener.ack_function, "__name__", "a listener")
+            raise ValueError(
+                f"{name} does its work before the acknowledgement: register it with ack_first"
+            )
 
-    Bolt's threaded runner loses the acknowledgement when such a listener raises soon after
-    `ack()` (it resets the recorded ack before the request thread has read it, and Slack
-    then reports the command as failed): a database that refuses connections does exactly
-    that. The one error handler stays the only place that decides what to answer.
+
+def _answer_failures_inside(app: App, answer_failure: Callable[..., None]) -> None:
+    """Run the error handler inside every registered function, acknowledging or lazy.
+
+    An acknowledging function that raises (a store that refuses connections while a fix
+    is saved) still acknowledges, so Slack does not report the request as failed. Bolt
+    only logs what a lazy function raises; here it reaches the error handler too. The one
+    error handler stays the only place that decides what to answer.
     """
     for listener in app._listeners:  # no public way to reach the registered functions
-        if isinstance(listener, CustomListener) and not listener.auto_acknowledgement:
+        if not isinstance(listener, CustomListener):
+            continue
+        if not listener.auto_acknowledgement:
             listener.ack_function = _answering(listener.ack_function, answer_failure)
+        listener.lazy_functions = [
+            _answering_later(function, answer_failure) for function in listener.lazy_functions
+        ]
 
 
 def _answering(function: Callable[..., Any], answer_failure: Callable[..., None]) -> Any:
@@ -113,6 +295,35 @@ def _answering(function: Callable[..., Any], answer_failure: Callable[..., None]
     return run
 
 
+def _answering_later(
+    function: Callable[..., None], answer_failure: Callable[..., None]
+) -> Callable[[BoltRequest], None]:
+    """`function` as a lazy function whose failures reach `answer_failure`. It takes the
+    request itself (Bolt passes arguments by parameter name), so the error handler has
+    the body, respond and client whatever `function` asked for; its `ack` is a fresh one,
+    since the request's was answered already."""
+    names = get_arg_names_of_callable(function)
+
+    def run(request: BoltRequest) -> None:
+        kwargs = build_required_kwargs(
+            logger=log,
+            required_arg_names=names,
+            request=request,
+            response=None,
+            this_func=function,
+        )
+        if "ack" in kwargs:
+            kwargs["ack"] = Ack()  # type: ignore[no-untyped-call]
+        try:
+            function(**kwargs)
+        except Exception as error:
+            context = request.context
+            answer_failure(error, request.body, context.respond, context.client)
+
+    run.__name__ = run.__qualname__ = getattr(function, "__name__", "lazy_listener")
+    return run
+
+
 @contextmanager
 def _bot_token_left_to_client() -> Iterator[None]:
     """Bolt falls back to the SLACK_BOT_TOKEN variable when it is given no `token`, and then
@@ -126,14 +337,21 @@ def _bot_token_left_to_client() -> Iterator[None]:
             os.environ[BOT_TOKEN_VARIABLE] = saved
 
 
-def _failure_handler(services: Services, link: SlackLink) -> Callable[..., None]:
+def _failure_handler(services: Services, link: SlackLink, pool: ReplyPool) -> Callable[..., None]:
     def answer_failure(
         error: Exception, body: dict[str, Any], respond: Respond | None, client: WebClient
     ) -> None:
-        """The one error handler: tell the user briefly, never a traceback. A database or
-        Slack outage is one line (the Slack link logs its outage once); anything else is
-        logged with its details."""
-        reply = failure_reply()
+        """The one error handler: one line in the log, a brief answer to the user, never a
+        traceback and never a second try at a reply that failed.
+
+        A response_url that did not take the reply is logged and left alone: it says
+        nothing about the Web API. A Web API call that got no answer goes to the Slack
+        link, which asks auth.test before it calls Slack unreachable. The answer itself
+        is sent on the pool, so this returns at once wherever it runs.
+        """
+        if isinstance(error, ReplyNotDelivered):
+            log.warning("%s", error)
+            return
         if is_unavailable(error):
             log.warning(
                 "a request found the store unavailable: %s",
@@ -141,12 +359,28 @@ def _failure_handler(services: Services, link: SlackLink) -> Callable[..., None]
             )
             reply = store_unavailable_reply()
         elif is_unreachable(error):
+            # Nobody to tell: the user's answer would take the same way.
+            level = logging.WARNING if link.status == OK else logging.DEBUG
+            log.log(
+                level,
+                "a Slack Web API call for a request got no answer (%s); the user got no "
+                "reply; asking auth.test whether Slack is reachable",
+                unreachable_reason(error),
+            )
             link.report(error)
+            return
         elif isinstance(error, SlackApiError):
             method = str(error.response.api_url).rsplit("/", 1)[-1]
             log.warning("Slack answered %s to %s", error.response.get("error"), method)
+            reply = failure_reply()
         else:
             log.error("listener failed: %s", error, exc_info=error)
+            reply = failure_reply()
+        pool.submit(tell, reply, body, respond, client)
+
+    def tell(
+        reply: dict[str, Any], body: dict[str, Any], respond: Respond | None, client: WebClient
+    ) -> None:
         try:
             if respond is not None and respond.response_url:
                 respond(response_type="ephemeral", replace_original=False, **reply)
@@ -154,7 +388,9 @@ def _failure_handler(services: Services, link: SlackLink) -> Callable[..., None]
             channel, user = _channel_and_user(body)
             if channel and user:
                 client.chat_postEphemeral(channel=channel, user=user, **reply)
-        except (SlackClientError, OSError) as exc:
+        except ReplyNotDelivered as exc:
+            log.warning("%s", exc)
+        except (SlackClientError, OSError, HTTPException) as exc:
             if is_unreachable(exc):
                 link.report(exc)
             else:

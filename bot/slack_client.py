@@ -72,6 +72,11 @@ class CallMetrics(RetryHandler):
         super().__init__(max_retry_count=0)
         self.metrics = metrics
 
+    def __deepcopy__(self, memo: dict[int, object]) -> CallMetrics:
+        """Bolt deep-copies each request, client included, for its lazy listeners: the
+        copy counts into the same metrics."""
+        return self
+
     def can_retry(
         self,
         *,
@@ -151,4 +156,15 @@ def describe_unreachable(exc: BaseException, base_url: str) -> str:
     return (
         f"Slack is unreachable at {host} ({unreachable_reason(exc)}): check "
         f"{API_URL_SETTING} ({base_url}) and the network"
+    )
+
+
+def describe_reply_failure(cause: str, response_url: str) -> str:
+    """One line for a reply that a response_url did not take. Only the host is named (the
+    URL itself lets anyone answer in the user's name); the Web API is a different way in,
+    so its health is not in question."""
+    host = urlsplit(response_url).netloc or "the response_url"
+    return (
+        f"a reply to Slack's response_url at {host} failed ({cause}); the user got no answer. "
+        "This is not the Web API: /healthz and the Slack link are unaffected"
     )

@@ -3,8 +3,10 @@
 `SlackLink` asks Slack `auth.test` at start and then now and again. An outage or a refused
 token is logged once, when it begins, and once when it ends; meanwhile it asks again with
 back-off, `/healthz` answers 503, and the callbacks given to `on_recovery` run when Slack
-answers again (the scheduler resumes an interrupted digest there). Listeners that find
-Slack unreachable report it here (`report`) rather than logging each failure.
+answers again (the scheduler resumes an interrupted digest there). Listeners whose Web API
+call got no answer report it here (`report`), which asks `auth.test` before calling it an
+outage. A response_url that does not answer is Slack's reply endpoint, not the Web API: it
+is logged where it happens (`bot.slack_app`) and changes nothing here.
 
 `Backoff` is the one retry schedule: 1 s, doubling, at most 60 s.
 """
@@ -31,6 +33,7 @@ OK = "ok"
 UNREACHABLE = "unreachable"
 TOKEN_ERRORS = frozenset({"invalid_auth", "not_authed", "token_revoked", "account_inactive"})
 PROBE_TIMEOUT_SECONDS = 5
+RECHECK_SECONDS = 5.0  # a failed call asks auth.test again at most this often
 
 
 @dataclass
@@ -67,6 +70,7 @@ class SlackLink:
         client: WebClient,
         *,
         healthy_interval: float = 60.0,
+        recheck_interval: float = RECHECK_SECONDS,
         backoff: Backoff | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -80,6 +84,7 @@ class SlackLink:
         )
         self._checking = threading.Lock()
         self.healthy_interval = healthy_interval
+        self.recheck_interval = recheck_interval
         self.backoff = backoff or Backoff()
         self._clock = clock
         self._lock = threading.Lock()
@@ -88,6 +93,7 @@ class SlackLink:
         self._since = clock()
         self._checked_at: float | None = None
         self._retry_at = 0.0
+        self._rechecking = False
         self._recovery: list[Callable[[], None]] = []
         self.identity: dict[str, Any] = {}
 
@@ -135,10 +141,29 @@ class SlackLink:
             self._checking.release()
 
     def report(self, exc: BaseException) -> None:
-        """A call elsewhere got no answer from Slack: mark the outage (logged once) and let
-        the watching thread try again soon."""
-        if is_unreachable(exc) and self._status in (OK, UNKNOWN):
-            self._set(UNREACHABLE, exc)
+        """A Web API call elsewhere got no answer from Slack. One method that hangs is not
+        an outage, so `auth.test` is asked at once (on a thread of its own, at most once
+        every `recheck_interval` seconds): Slack counts as unreachable, logged once, only
+        when that gets no answer either. Replies to a response_url are not the Web API and
+        never come here."""
+        if not is_unreachable(exc) or self._status not in (OK, UNKNOWN):
+            return
+        with self._lock:
+            now = self._clock()
+            recent = self._checked_at is not None and now - self._checked_at < self.recheck_interval
+            if self._rechecking or (recent and self._status == OK):
+                return
+            self._rechecking = True
+        threading.Thread(target=self._recheck, name="prdigest-slack-recheck", daemon=True).start()
+
+    def _recheck(self) -> None:
+        try:
+            self.check()
+        except Exception as exc:  # not a missing answer: nothing to say about the link
+            log.warning("asking Slack auth.test after a failed call failed: %s", exc)
+        finally:
+            with self._lock:
+                self._rechecking = False
             self._wake.set()
 
     def _set(self, status: str, exc: BaseException | None = None) -> str:

@@ -559,6 +559,11 @@ def _encode_cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode()
 
 
+def _matches(target: str, method: str) -> bool:
+    """A stall's target: a Web API method by name, a response_url path by its start."""
+    return method.startswith(target) if target.startswith("/") else method == target
+
+
 def _decode_cursor(cursor: str) -> int | None:
     try:
         text = base64.urlsafe_b64decode(cursor.encode()).decode()
@@ -588,13 +593,15 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items()}
         reply = self.server.fake._dispatch(self.path, headers, raw)
         payload = json.dumps(reply.body).encode()
-        self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(payload)))
-        for key, value in reply.headers.items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(payload)
+        # A client that gave up on a stalled call has closed its end by now.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(payload)))
+            for key, value in reply.headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(payload)
 
 
 class _Server(ThreadingHTTPServer):
@@ -636,9 +643,10 @@ class FakeSlack:
     * ``opened_views`` — modals opened with ``views.open``, oldest first
 
     Knobs: ``fail``, ``rate_limit``, ``server_error``, ``set_rate``, ``set_latency``,
+    ``stall`` (with ``release``),
     ``channels_not_joined`` (with ``reads_need_membership`` for reads too),
-    ``unknown_channels``, ``scopes`` (the ``X-OAuth-Scopes`` header), ``socket_url``,
-    ``register``.
+    ``unknown_channels``, ``expired_response_urls``, ``scopes`` (the ``X-OAuth-Scopes``
+    header), ``socket_url``, ``register``.
     """
 
     team_id = "T0001"
@@ -665,6 +673,8 @@ class FakeSlack:
         # so channels_not_joined answer not_in_channel there too (as a public channel does).
         self.reads_need_membership = False
         self.unknown_channels: set[str] = set()
+        # response_url paths Slack no longer takes (used after 30 minutes, or too often).
+        self.expired_response_urls: set[str] = set()
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.ephemerals: list[dict[str, Any]] = []
         self.home_views: dict[str, dict[str, Any]] = {}
@@ -677,6 +687,8 @@ class FakeSlack:
         self._faults: dict[str, list[_Fault]] = {}
         self._rates: dict[str, _Rate] = {}
         self._latency: dict[str, float] = {}
+        self._stalls: dict[str, float] = {}
+        self._released = threading.Event()
         self._last_ts_us = 0
         self._view_counter = 0
         self._server: _Server | None = None
@@ -717,6 +729,7 @@ class FakeSlack:
         """Stop serving and release the port (idempotent)."""
         server, thread = self._server, self._thread
         self._server, self._thread = None, None
+        self.release()
         if server is not None:
             server.shutdown()
             server.server_close()
@@ -853,6 +866,38 @@ class FakeSlack:
             else:
                 self._latency.pop(method, None)
 
+    def stall(self, target: str, seconds: float) -> None:
+        """Hold every call to ``target`` ``seconds`` before answering, as a Slack that
+        accepted the connection and went quiet does (``release`` ends every stall at once).
+
+        ``target`` is a Web API method (``"views.publish"``) or the start of a response_url
+        path (``"/response/slow-"``).  A stalled call is recorded when it arrives, so a test
+        can count the attempts while they hang; its answer is filled in when it is sent.
+        """
+        if seconds <= 0:
+            raise ValueError("seconds must be > 0")
+        with self._lock:
+            self._stalls[target] = seconds
+            self._released.clear()
+
+    def release(self) -> None:
+        """End every stall: calls held now are answered, later ones are not held."""
+        with self._lock:
+            self._stalls.clear()
+            self._released.set()
+
+    def stalled(self, target: str) -> list[Call]:
+        """Calls that arrived for ``target`` (a method or a path prefix), answered or not."""
+        with self._lock:
+            return [c for c in self._calls if _matches(target, c.method)]
+
+    def _stall_for(self, method: str) -> float:
+        with self._lock:
+            return max(
+                (s for target, s in self._stalls.items() if _matches(target, method)),
+                default=0.0,
+            )
+
     def register(self, method: str, handler: Handler) -> None:
         """Answer ``method`` with ``handler(fake, params) -> response dict``."""
         with self._lock:
@@ -979,8 +1024,14 @@ class FakeSlack:
             at=time.time(),
             token=token,
         )
+        stall = self._stall_for(call.method)
+        if stall:
+            with self._changed:
+                self._calls.append(call)
+                self._changed.notify_all()
+            self._released.wait(stall)
         if method is None and path.startswith(RESPONSE_PREFIX):
-            reply = self._response_url(params, problem)
+            reply = self._response_url(path, params, problem)
         elif method is None:
             reply = _Reply({"ok": False, "error": "unknown_method"}, status=404)
         else:
@@ -992,16 +1043,19 @@ class FakeSlack:
         delay = self._latency.get(method or "", 0.0)
         if delay:
             time.sleep(delay)
-        with self._changed:
-            self._calls.append(call)
-            self._changed.notify_all()
+        if not stall:
+            with self._changed:
+                self._calls.append(call)
+                self._changed.notify_all()
         return reply
 
-    def _response_url(self, params: dict[str, Any], problem: str | None) -> _Reply:
+    def _response_url(self, path: str, params: dict[str, Any], problem: str | None) -> _Reply:
         """A response_url accepts a message like chat.postEphemeral; Slack answers an
         invalid one HTTP 400 with the error."""
         if problem is not None:
             return _Reply({"ok": False, "error": problem}, status=400)
+        if path in self.expired_response_urls:
+            return _Reply({"ok": False, "error": "expired_url"}, status=404)
         try:
             self._message_content(params)
         except _SlackError as err:

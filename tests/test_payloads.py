@@ -52,7 +52,7 @@ from bot.server import (
     serve_in_thread,
 )
 from bot.services import Services, ingest_paths
-from bot.slack_app import LISTENER_THREADS, build_app
+from bot.slack_app import ReplyPool, build_app
 from bot.slack_client import build_web_client
 from bot.watch import OK, SlackLink
 from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
@@ -103,11 +103,12 @@ class Bot:
         return f"http://127.0.0.1:{self.slack.port}/response/p{next(_urls)}"
 
     def settle(self, timeout: float = 10.0) -> None:
-        """Wait until every listener started so far has finished: once all the executor's
-        threads run one of these at the same time, none is running anything else."""
-        barrier = threading.Barrier(LISTENER_THREADS + 1, timeout=timeout)
+        """Wait until the work of every request so far has finished: once all the reply
+        pool's threads run one of these at the same time, none is running anything else."""
         executor = self.app.listener_runner.listener_executor
-        for _ in range(LISTENER_THREADS):
+        assert isinstance(executor, ReplyPool)
+        barrier = threading.Barrier(executor.workers + 1, timeout=timeout)
+        for _ in range(executor.workers):
             executor.submit(barrier.wait)
         barrier.wait()
 

@@ -31,9 +31,9 @@ from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
 from tests.fakeslack import FakeSlack
 from tests.netlink import Link
 from tests.serveproc import ServeProcess
+from tests.socketslack import SocketSlack
 from tests.test_copy_db import sqlite_services
 from tests.test_slack_app import SECRET, Harness
-from tests.test_socket_mode import SocketSlack
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 SUBSCRIBER = ("T0001", "U0SUB")

@@ -8,8 +8,6 @@ reply reaches the response_url on the fake.
 from __future__ import annotations
 
 import json
-import queue
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -17,73 +15,38 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import pytest
-from websockets.exceptions import ConnectionClosed
-from websockets.sync.server import Server, ServerConnection, serve
 
 from bot.domain import Verdict
 from bot.server import SocketModeConnection
 from bot.services import Services, ingest_paths
-from bot.slack_app import build_app
+from bot.slack_app import ReplyPool, build_app
 from bot.slack_client import build_web_client
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
-from tests.slacksign import slash_command_body
+from tests.slacksign import event_body, slash_command_body
+from tests.socketslack import SocketSlack, event_envelope, slash_envelope, socket_slack_running
 
 TOKEN = "xoxb-test"
 APP_TOKEN = "xapp-test"
 
 
-class SocketSlack:
-    """Slack's Socket Mode side: sends `hello`, then queued envelopes; records what comes back."""
-
-    def __init__(self) -> None:
-        self.outgoing: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.received: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.server: Server = serve(self._handle, "127.0.0.1", 0)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        port = self.server.socket.getsockname()[1]
-        return f"ws://127.0.0.1:{port}/link/?ticket=fake"
-
-    def _handle(self, ws: ServerConnection) -> None:
-        ws.send(json.dumps({"type": "hello", "num_connections": 1, "debug_info": {}}))
-        while True:
-            try:
-                envelope = self.outgoing.get(timeout=0.05)
-            except queue.Empty:
-                envelope = None
-            if envelope is not None:
-                ws.send(json.dumps(envelope))
-            try:
-                raw = ws.recv(timeout=0.05)
-            except TimeoutError:
-                continue
-            except ConnectionClosed:
-                return
-            self.received.put(json.loads(raw))
-
-
 @pytest.fixture
 def socket_slack() -> Iterator[SocketSlack]:
-    fake = SocketSlack()
-    fake.thread.start()
-    try:
+    with socket_slack_running() as fake:
         yield fake
-    finally:
-        fake.server.shutdown()
-        fake.thread.join(5)
 
 
 @contextmanager
-def socket_mode_app(services: Services, socket_slack: SocketSlack) -> Iterator[SocketBot]:
-    """The Bolt app connected over Socket Mode to `socket_slack`, with a fake Web API."""
+def socket_mode_app(
+    services: Services, socket_slack: SocketSlack, **options: Any
+) -> Iterator[SocketBot]:
+    """The Bolt app connected over Socket Mode to `socket_slack`, with a fake Web API;
+    `options` go to `build_app`."""
     with FakeSlack(token=TOKEN, app_token=APP_TOKEN) as slack:
         slack.socket_url = socket_slack.url
         settings = services.settings.model_copy(update={"slack_api_url": slack.api_url})
         client = build_web_client(settings, token=TOKEN)
-        app = build_app(services, client, signing_secret=None, socket_mode=True)
+        app = build_app(services, client, signing_secret=None, socket_mode=True, **options)
         connection = SocketModeConnection(app, APP_TOKEN, client)
         connection.connect()
         try:
@@ -108,14 +71,7 @@ class SocketBot:
         url = f"http://127.0.0.1:{self.slack.port}{path}"
         form = dict(parse_qsl(slash_command_body(text, response_url=url)))
         envelope = f"env-{self.sent}"
-        self.socket_slack.outgoing.put(
-            {
-                "envelope_id": envelope,
-                "type": "slash_commands",
-                "payload": form,
-                "accepts_response_payload": True,
-            }
-        )
+        self.socket_slack.outgoing.put(slash_envelope(envelope, form))
         ack = self.socket_slack.received.get(timeout=10)
         assert ack["envelope_id"] == envelope
         return self.slack.wait_for(path, timeout=10)[-1].params
@@ -150,3 +106,35 @@ def test_reader_commands_over_socket_mode(services: Services, socket_slack: Sock
     assert readers.watches_of("T0001", "U123") == ["marlin"]
     pause = readers.pause_of("T0001", "U123")
     assert pause is not None and pause.until - pause.started_at < timedelta(minutes=1)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_envelopes_are_acked_while_the_web_api_and_a_reply_hang(
+    services: Services, socket_slack: SocketSlack
+) -> None:
+    """One reply thread, held by a views.publish that hangs and then by a response_url that
+    hangs: every envelope is still acknowledged at once, and the answers follow."""
+    pool = ReplyPool(workers=1, queue=8)
+    with socket_mode_app(services, socket_slack, pool=pool, reply_timeout=1) as bot:
+        slack = bot.slack
+        slack.stall("views.publish", 30)
+        slack.stall("/response/slow", 30)
+        base = f"http://127.0.0.1:{slack.port}"
+        home = {"type": "app_home_opened", "user": "U0HOME", "channel": "D1", "tab": "home"}
+        socket_slack.outgoing.put(event_envelope("home", json.loads(event_body(home))))
+        slack.wait_for("views.publish", timeout=5)
+        slow = slash_command_body("help", response_url=f"{base}/response/slow")
+        socket_slack.outgoing.put(slash_envelope("slow", dict(parse_qsl(slow))))
+        quick = slash_command_body("help", user_id="U456", response_url=f"{base}/response/quick")
+        socket_slack.outgoing.put(slash_envelope("quick", dict(parse_qsl(quick))))
+        acks = [socket_slack.received.get(timeout=5)["envelope_id"] for _ in range(3)]
+        assert sorted(acks) == ["home", "quick", "slow"]
+        for envelope in acks:
+            seconds = socket_slack.ack_seconds(envelope)
+            assert seconds is not None and seconds < 1, (envelope, seconds)
+        assert not slack.calls_for("/response/quick"), "acked before the reply thread was free"
+        reply = slack.wait_for("/response/quick", timeout=10)[-1].params
+        assert "/prdigest" in reply["text"]
+        assert len(slack.stalled("/response/slow")) == 1
+        assert len(slack.stalled("views.publish")) == 1
+    pool.shutdown()

@@ -14,6 +14,7 @@ from slack_sdk import WebClient
 from bot import preferences
 from bot.commands import app_home, change_subscriptions, lookup_page, week_page
 from bot.digest import now_utc
+from bot.listeners.acking import ack_first
 from bot.listeners.commands import send_ephemeral
 from bot.render.blocks import (
     MORE_ACTION_ID,
@@ -91,10 +92,10 @@ def register(app: App, services: Services) -> None:
 
         return on_click
 
-    app.action(_action_pattern(SUBSCRIBE_ACTION_ID))(toggler(subscribe=True))
-    app.action(_action_pattern(UNSUBSCRIBE_ACTION_ID))(toggler(subscribe=False))
+    ack_first(app.action(_action_pattern(SUBSCRIBE_ACTION_ID)))(toggler(subscribe=True))
+    ack_first(app.action(_action_pattern(UNSUBSCRIBE_ACTION_ID)))(toggler(subscribe=False))
 
-    @app.action(RESUME_ACTION_ID)
+    @ack_first(app.action(RESUME_ACTION_ID))
     def on_resume(
         ack: Ack,
         body: dict[str, Any],
@@ -107,7 +108,7 @@ def register(app: App, services: Services) -> None:
             reply = preferences.resume(services, team_id, user_id, now_utc())
             answer(body, respond, client, team_id, user_id, reply)
 
-    @app.action(_action_pattern(UNWATCH_ACTION_ID))
+    @ack_first(app.action(_action_pattern(UNWATCH_ACTION_ID)))
     def on_unwatch(
         ack: Ack,
         body: dict[str, Any],
@@ -138,7 +139,7 @@ def register(app: App, services: Services) -> None:
         else:
             send_ephemeral(respond, client, _channel(body), user_id, reply)
 
-    @app.action(MORE_ACTION_ID)
+    @ack_first(app.action(MORE_ACTION_ID))
     def on_more(
         ack: Ack,
         body: dict[str, Any],

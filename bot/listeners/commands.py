@@ -1,11 +1,11 @@
-"""`/prdigest`: ack at once, then parse, run and answer with an ephemeral reply."""
+"""`/prdigest`: acknowledge at once, then parse, run and answer with an ephemeral reply."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
@@ -13,22 +13,33 @@ from bot.commands import COMMAND_NAME, parse_command, run_command
 from bot.render.replies import error_reply
 from bot.services import Services
 
+RECEIVED = "received_at"  # in the context: when the command arrived (time.monotonic)
+
 
 def register(app: App, services: Services) -> None:
-    @app.command(COMMAND_NAME)
-    def handle_prdigest(
-        ack: Ack, command: dict[str, Any], respond: Respond | None, client: WebClient
-    ) -> None:
-        started = time.monotonic()
-        team_id, user_id = command.get("team_id"), command.get("user_id")
-        if not team_id or not user_id:
+    def acknowledge_command(ack: Ack, command: dict[str, Any], context: BoltContext) -> None:
+        """In the request's thread: refuse a command without team or user in the
+        acknowledgement itself, else acknowledge it empty."""
+        context[RECEIVED] = time.monotonic()
+        if not command.get("team_id") or not command.get("user_id"):
             ack(**error_reply("This request names no team or user; nothing was done."))
             return
         ack()
+
+    def handle_prdigest(
+        command: dict[str, Any], respond: Respond | None, client: WebClient, context: BoltContext
+    ) -> None:
+        """After the acknowledgement, on the reply pool."""
+        started = float(context.get(RECEIVED) or time.monotonic())
+        team_id, user_id = command.get("team_id"), command.get("user_id")
+        if not team_id or not user_id:
+            return  # refused in the acknowledgement
         parsed = parse_command(str(command.get("text") or ""), services.taxonomy)
         reply = run_command(services, parsed, str(team_id), str(user_id))
         send_ephemeral(respond, client, command.get("channel_id"), str(user_id), reply)
         services.metrics.command_handled(parsed.kind.value, time.monotonic() - started)
+
+    app.command(COMMAND_NAME)(ack=acknowledge_command, lazy=[handle_prdigest])
 
 
 def send_ephemeral(

@@ -6,11 +6,12 @@ import logging
 import re
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
 from bot.corrections import FixError, fix_note, note_and_fix
+from bot.listeners.acking import ack_first
 from bot.listeners.actions import _channel, _who
 from bot.listeners.commands import send_ephemeral
 from bot.listeners.payloads import whole_number
@@ -32,11 +33,12 @@ from bot.services import Services
 
 log = logging.getLogger(__name__)
 
+FIXED_NOTE = "fixed_note"  # set in the context once the fix is stored
 _MENU = re.compile(rf"^{re.escape(NOTE_MENU_ACTION_ID)}(:\d+)?$")
 
 
 def register(app: App, services: Services) -> None:
-    @app.action(_MENU)
+    @ack_first(app.action(_MENU))
     def on_note_menu(
         ack: Ack,
         body: dict[str, Any],
@@ -71,10 +73,10 @@ def register(app: App, services: Services) -> None:
         view = fix_modal(note, fix, services.taxonomy, channel)
         client.views_open(trigger_id=str(body.get("trigger_id") or ""), view=view)
 
-    @app.view(FIX_CALLBACK_ID)
     def on_fix_submitted(
-        ack: Ack, body: dict[str, Any], view: dict[str, Any], client: WebClient
+        ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext
     ) -> None:
+        """In the request's thread: the fix is stored, or refused with the form's errors."""
         # Who asks comes first: a non-editor hears so whatever else the form holds.
         _team, user_id = _who(body)
         if not user_id or not services.settings.may_edit(user_id):
@@ -95,13 +97,24 @@ def register(app: App, services: Services) -> None:
             ack(response_action="errors", errors=errors)
             return
         try:
-            result = fix_note(
-                services, form.note_id, form.roles, form.primary, form.verdict, user_id
-            )
+            fix_note(services, form.note_id, form.roles, form.primary, form.verdict, user_id)
         except FixError as exc:
             ack(response_action="errors", errors={ROLES_BLOCK: str(exc)[:200]})
             return
         ack()
+        context[FIXED_NOTE] = form.note_id
+
+    def after_fix(
+        body: dict[str, Any], view: dict[str, Any], context: BoltContext, client: WebClient
+    ) -> None:
+        """After the acknowledgement: the digest messages, then the editor's confirmation."""
+        form = read_fix_form(view)
+        if form is None or context.get(FIXED_NOTE) != form.note_id:
+            return  # refused in the acknowledgement
+        found = note_and_fix(services, form.note_id)
+        if found is None:
+            return
+        _team, user_id = _who(body)
         updated = 0
         channel = services.settings.channel
         if channel:
@@ -111,6 +124,8 @@ def register(app: App, services: Services) -> None:
                 ).updated
             except DeliveryError as exc:
                 log.warning("note %s fixed, its digest message not updated: %s", form.note_id, exc)
-        if form.channel:
-            reply = fix_saved_reply(result.after, updated, services.taxonomy)
+        if form.channel and user_id:
+            reply = fix_saved_reply(found[0], updated, services.taxonomy)
             client.chat_postEphemeral(channel=form.channel, user=user_id, **reply)
+
+    app.view(FIX_CALLBACK_ID)(ack=on_fix_submitted, lazy=[after_fix])

@@ -9,13 +9,14 @@ from slack_sdk import WebClient
 
 from bot.commands import app_home
 from bot.digest import now_utc
+from bot.listeners.acking import ack_first
 from bot.services import Services
 
 
 def register(app: App, services: Services) -> None:
-    @app.event("app_home_opened")
+    @ack_first(app.event("app_home_opened"))
     def publish_home(event: dict[str, Any], body: dict[str, Any], client: WebClient) -> None:
-        """Events are acked by Bolt before this runs."""
+        """Runs after the event is acknowledged: views.publish may take its time."""
         if event.get("tab", "home") != "home":
             return
         user_id = event.get("user")
