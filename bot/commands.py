@@ -176,7 +176,7 @@ def _unsubscribe(args: list[str], taxonomy: Taxonomy) -> Command:
 
 
 def _watch(args: list[str], taxonomy: Taxonomy) -> Command:
-    """Add the new notes a lookup would find to your weekly DM (e.g. `watch fp8 marlin`)."""
+    """Add the new notes with all these words to your weekly DM (e.g. `watch fp8 marlin`)."""
     text = " ".join(args)
     if not text:
         return Command(Kind.INVALID, error="Name what to watch, e.g. `/prdigest watch fp8 marlin`.")
@@ -410,7 +410,9 @@ def run_command(
         reader = services.store.readers.reader(team_id, user_id)
         return replies.list_reply(reader, taxonomy, now, services.settings.zone)
     if command.kind is Kind.WATCH:
-        return preferences.watch(services, team_id, user_id, command.text)
+        return preferences.watch(
+            services, team_id, user_id, command.text, _lookup_of(command.text, taxonomy)
+        )
     if command.kind is Kind.UNWATCH:
         query = None if command.all_roles else command.text
         return preferences.unwatch(services, team_id, user_id, query)
@@ -433,6 +435,15 @@ def run_command(
             level=command.level if command.level_given else KEEP_LEVEL,
         )
     return lookup_page(services, command.text, 0, near=command.near)
+
+
+def _lookup_of(text: str, taxonomy: Taxonomy) -> str | None:
+    """The `/prdigest` command that looks `text` up, or None when it would read as another
+    subcommand (`week moe`, `pause now`)."""
+    parsed = parse_command(text, taxonomy)
+    if parsed.kind is not Kind.LOOKUP or parsed.text != text:
+        return None
+    return f"{COMMAND_NAME} {text}"
 
 
 def week_page(services: Services, query: str, offset: int, now: datetime | None = None) -> Message:
@@ -504,6 +515,7 @@ def lookup_page(services: Services, text: str, offset: int, near: str = "") -> M
         suggestions=result.suggestions,
         near=near,
         capped=result.page.capped,
+        any_word=result.page.any_word,
     )
 
 

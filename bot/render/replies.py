@@ -328,6 +328,9 @@ class MorePage:
         return cls(query, offset, kind)
 
 
+ANY_WORD_NOTE = "No note has all of these words; these have some of them."
+
+
 def lookup_reply(
     query: str,
     role: Role | None,
@@ -338,10 +341,12 @@ def lookup_reply(
     suggestions: Sequence[Role] = (),
     near: str = "",
     capped: bool = False,
+    any_word: bool = False,
 ) -> Message:
     """One page of a role's notes or of search results, with a "More" button when more
     notes follow. Notes that would break the message size limits wait for the next page.
-    `capped`: counting stopped at `total`, so it reads "1,010+"."""
+    `capped`: counting stopped at `total`, so it reads "1,010+"; `any_word`: no note has
+    every word, these have some (a watch of the words would bring none of them)."""
     shown_query = escaped(query, 200)
     if not notes:
         return _no_match_reply(shown_query, role, total, suggestions, near)
@@ -352,7 +357,10 @@ def lookup_reply(
         else f"Notes matching “{clip(query, 100, plain=True)}”"
     )
     items = [(note, slug) for note in notes]
-    intro = f"Did you mean `/prdigest {escaped(near, 200)}`?" if near and not offset else ""
+    intros = [f"Did you mean `/prdigest {escaped(near, 200)}`?"] if near and not offset else []
+    if any_word:
+        intros.append(ANY_WORD_NOTE)
+    intro = " ".join(intros)
     return note_page(
         title, items, total, offset, MorePage(query, 0), taxonomy, capped=capped, intro=intro
     )
