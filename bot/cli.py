@@ -32,6 +32,7 @@ from bot.domain import Verdict, count_text
 from bot.ingest import NOTE_SUFFIXES, find_note_files
 from bot.logs import configure_logging, json_logging
 from bot.metrics import Metrics
+from bot.render.replies import ANY_WORD_NOTE
 from bot.render.terminal import digest_renderable, lookup_renderable
 from bot.sample_notes import bundled_notes_dir, missing_sqlite_file
 from bot.search import QueryError
@@ -379,6 +380,8 @@ def lookup_command(
         slug = result.role.slug if result.role else None
         out.print(lookup_renderable(found, slug, services.taxonomy))
         out.print(f"{len(found)} of {result.page.total_text} notes", style="dim")
+        if result.page.any_word:
+            out.print(ANY_WORD_NOTE, style="dim")
         if result.suggestions:
             names = ", ".join(r.slug for r in result.suggestions)
             out.print(f"No match. Roles with a similar name: {names}")

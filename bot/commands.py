@@ -21,10 +21,17 @@ from bot.domain import Note, Verdict
 from bot.preferences import MAX_PAUSE_DAYS, MAX_WATCH_CHARS
 from bot.render import replies
 from bot.render.blocks import escaped
-from bot.render.digest_blocks import digest_title
+from bot.render.digest_blocks import ADDITION_LABEL, digest_title
 from bot.render.replies import Message
 from bot.search import MAX_QUERY_CHARS, QueryError, text_query
-from bot.services import Services, latest_digest, lookup, preview_digest, week_digest
+from bot.services import (
+    PostedThread,
+    Services,
+    latest_digest,
+    lookup,
+    preview_digest,
+    week_digest,
+)
 from bot.taxonomy import Taxonomy
 
 COMMAND_NAME = "/prdigest"
@@ -176,7 +183,7 @@ def _unsubscribe(args: list[str], taxonomy: Taxonomy) -> Command:
 
 
 def _watch(args: list[str], taxonomy: Taxonomy) -> Command:
-    """Add the new notes a lookup would find to your weekly DM (e.g. `watch fp8 marlin`)."""
+    """Add the new notes with all these words to your weekly DM (e.g. `watch fp8 marlin`)."""
     text = " ".join(args)
     if not text:
         return Command(Kind.INVALID, error="Name what to watch, e.g. `/prdigest watch fp8 marlin`.")
@@ -411,7 +418,9 @@ def run_command(
         reader = services.store.readers.reader(team_id, user_id)
         return replies.list_reply(reader, taxonomy, now, services.settings.zone)
     if command.kind is Kind.WATCH:
-        return preferences.watch(services, team_id, user_id, command.text)
+        return preferences.watch(
+            services, team_id, user_id, command.text, _lookup_of(command.text, taxonomy)
+        )
     if command.kind is Kind.UNWATCH:
         query = None if command.all_roles else command.text
         return preferences.unwatch(services, team_id, user_id, query)
@@ -436,6 +445,15 @@ def run_command(
     return lookup_page(services, command.text, 0, near=command.near)
 
 
+def _lookup_of(text: str, taxonomy: Taxonomy) -> str | None:
+    """The `/prdigest` command that looks `text` up, or None when it would read as another
+    subcommand (`week moe`, `pause now`)."""
+    parsed = parse_command(text, taxonomy)
+    if parsed.kind is not Kind.LOOKUP or parsed.text != text:
+        return None
+    return f"{COMMAND_NAME} {text}"
+
+
 def week_page(services: Services, query: str, offset: int, now: datetime | None = None) -> Message:
     """One page of `/prdigest week`: `query` is the week label and a role slug, if any
     (what the More button carries)."""
@@ -452,16 +470,28 @@ def week_page(services: Services, query: str, offset: int, now: datetime | None 
         )
     found = week_digest(services, label, now)
     digest = found.digest
-    if role is None:
+    headings: list[str] | None = None
+    if role is None and found.threads:
+        # As the channel shows it: a note fixed since stays in the thread it was posted in.
+        items = [(n, t.role.slug) for t in found.threads for n in t.notes]
+        headings = [_thread_heading(t) for t in found.threads for _ in t.notes]
+    elif role is None:
         items = [(n, s.role.slug) for s in digest.sections for n in s.notes]
+        headings = [s.role.label for s in digest.sections for _ in s.notes]
     else:
-        members = [n for n in digest.notes if role.slug in n.roles]
+        posted_in = {n.id for t in found.threads if t.role.slug == role.slug for n in t.notes}
+        members = [n for n in digest.notes if role.slug in n.roles or n.id in posted_in]
         members.sort(key=lambda n: (n.verdict_for(role.slug).rank, -n.ingested_at.timestamp()))
         items = [(n, role.slug) for n in members]
+    marks = {
+        n.id: f"fixed since posting: now {n.primary_role}/{n.verdict.value}"
+        for n in digest.notes
+        if n.id in found.fixed_since
+    }
     scope = f" · {role.label}" if role else ""
     title = digest_title(label, False) + scope
     intro = {
-        "posted": "The digest as posted, with its additions.",
+        "posted": "The digest as posted, thread by thread, with its additions.",
         "upcoming": "Not posted yet: the notes the next digest will hold.",
         "ingested": "No digest was posted that week: the notes ingested then.",
     }[found.source]
@@ -475,18 +505,23 @@ def week_page(services: Services, query: str, offset: int, now: datetime | None 
             "ingested": "no digest was posted that week, and no note ingested then",
         }[found.source]
         return replies.message(f"{escaped(title, 200)}: No notes{who}: {why}.")
-    groups = None if role else {s.role.slug: s.role.label for s in digest.sections}
     more = replies.MorePage(query, 0, replies.MorePage.WEEK)
+    end = offset + services.settings.page_size
     return replies.note_page(
         title,
-        items[offset : offset + services.settings.page_size],
+        items[offset:end],
         len(items),
         offset,
         more,
         services.taxonomy,
-        groups=groups,
+        headings=headings[offset:end] if headings is not None else None,
+        marks=marks,
         intro=intro,
     )
+
+
+def _thread_heading(thread: PostedThread) -> str:
+    return f"{thread.role.label} · {ADDITION_LABEL}" if thread.addition else thread.role.label
 
 
 def lookup_page(services: Services, text: str, offset: int, near: str = "") -> Message:
@@ -505,6 +540,7 @@ def lookup_page(services: Services, text: str, offset: int, near: str = "") -> M
         suggestions=result.suggestions,
         near=near,
         capped=result.page.capped,
+        any_word=result.page.any_word,
     )
 
 

@@ -22,7 +22,12 @@ def _shown(query: str) -> str:
     return f"“{escaped(query, 100)}”"
 
 
-def watch(services: Services, team_id: str, user_id: str, query: str) -> Message:
+def watch(
+    services: Services, team_id: str, user_id: str, query: str, lookup_command: str | None
+) -> Message:
+    """Save a search; the reply counts the stored notes it matches by the rule the weekly
+    DM applies (every word, or the named role) and names `lookup_command`, a `/prdigest`
+    lookup that lists exactly those notes (None when the words would read as a command)."""
     outcome = services.store.readers.watch(team_id, user_id, query)
     if outcome is WatchOutcome.EXISTS:
         return confirm_reply(f"You already watch {_shown(query)}; nothing changed.")
@@ -32,21 +37,32 @@ def watch(services: Services, team_id: str, user_id: str, query: str) -> Message
             "first. Nothing was changed."
         )
     found = lookup(services, query, limit=1)
-    role = (
-        f" It names the role `{found.role.slug}`: you get its new notes whatever their verdict."
-        if found.role is not None
-        else ""
-    )
     page = found.page
-    matching = (
+    # A lookup falls back to notes with any of the words; a watch never does.
+    total = 0 if page.any_word else page.total
+    if found.role is not None:
+        rule = (
+            f"it names the role `{found.role.slug}`, so each weekly DM adds that role's new "
+            "notes, whatever their verdict"
+        )
+    elif len(found.query.terms) > 1:
+        rule = "each weekly DM adds the new notes that have all of its words"
+    else:
+        rule = "each weekly DM adds the new notes that have this word"
+    if total == 0:
+        if found.role is not None:
+            missing = "That role has no stored notes yet."
+        else:
+            missing = "No stored note has them all yet." if len(found.query.terms) > 1 else ""
+            missing = missing or "No stored note has it yet."
+        return confirm_reply(f"Watching {_shown(query)}: {rule}. {missing}")
+    count = (
         "1 stored note matches"
-        if page.total == 1 and not page.capped
+        if total == 1 and not page.capped
         else f"{page.total_text} stored notes match"
     )
-    return confirm_reply(
-        f"Watching {_shown(query)}: each weekly DM adds the new notes that match it "
-        f"({matching} now; `/prdigest {escaped(query, 100)}` lists them).{role}"
-    )
+    where = f"; `{escaped(lookup_command, 120)}` lists them" if lookup_command else ""
+    return confirm_reply(f"Watching {_shown(query)}: {rule} ({count} now{where}).")
 
 
 def unwatch(services: Services, team_id: str, user_id: str, query: str | None) -> Message:

@@ -2,9 +2,10 @@
 
 A reader's DM holds, each note at most once: the new notes of their roles that pass the
 role's verdict filter (under the note's primary role when subscribed to it); then, under
-one heading per saved search (`watch`), the new notes matching it that no role section
-took; then, in the first digest after a pause, a capped "while you were away" section
-with the notes posted during the pause that match their roles or searches.
+one heading per saved search (`watch`), the new notes with every word of it (a role word:
+that role's notes) that no role section took; then, in the first digest after a pause, a
+capped "while you were away" section with the notes posted during the pause that match
+their roles or searches.
 
 `select_reading` is pure; `ReadingPlan.prepare` gathers what it needs from the store and
 the ledger once per digest run, before the run's DM plan is fixed.
@@ -115,9 +116,9 @@ def select_reading(
 def watch_matches(
     taxonomy: Taxonomy, query: str, among: list[Note], tokens: Mapping[int, frozenset[str]]
 ) -> set[int]:
-    """The notes of `among` a lookup of `query` finds: a role word (`fp8`, `量化`) means
-    that role's notes, anything else the notes with all its words (`tokens`: each note's
-    indexed words)."""
+    """The notes of `among` that `query` watches: a role word (`fp8`, `量化`) means that
+    role's notes, anything else the notes with every one of its words (`tokens`: each
+    note's indexed words), as the watch's reply counts them and a lookup lists them."""
     parsed = parse_query(query, taxonomy)
     if parsed.role is not None:
         return {n.id for n in among if parsed.role.slug in n.roles}

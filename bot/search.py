@@ -121,29 +121,25 @@ def text_query(text: str) -> Query:
     return Query(text=text, role=None, terms=tuple(terms[:MAX_QUERY_TERMS]))
 
 
-def _term_in(term: QueryTerm, tokens: frozenset[str], prefix: bool) -> bool:
+def _term_in(term: QueryTerm, tokens: frozenset[str]) -> bool:
     *whole, last = term.tokens
     if not all(t in tokens for t in whole):
         return False
-    if last in tokens:
-        return True
-    # As in a lookup: a one-character token (a lone CJK character) is always a prefix.
-    allowed = term.prefix and (prefix or len(last) == 1)
-    return allowed and any(t.startswith(last) for t in tokens)
+    return last in tokens or (term.prefix and any(t.startswith(last) for t in tokens))
+
+
+def has_every_word(query: Query, words: frozenset[str]) -> bool:
+    """Whether a note (its indexed `words`) has every word of `query`: the one rule of a
+    watch, and of a lookup's first answer. A word of three or more letters, or a lone CJK
+    character, also matches longer words that start with it (`quant`: quantization); a
+    longer CJK word matches when the note has all of its bigrams.
+
+    Nothing here depends on the other notes, so a watch's notes are the same whether it
+    is asked about every stored note or one run's new notes.
+    """
+    return bool(query.terms) and all(_term_in(t, words) for t in query.terms)
 
 
 def match_ids(query: Query, tokens: Mapping[int, frozenset[str]]) -> set[int]:
-    """The notes (id -> indexed words) that have every word of `query`, as a lookup
-    finds them: whole words, or, when no note has them all, words taken as prefixes.
-
-    The same rules as the full-text index (no positions: a word's tokens in any order).
-    """
-    for prefix in (False, True):
-        found = {
-            note_id
-            for note_id, words in tokens.items()
-            if query.terms and all(_term_in(t, words, prefix) for t in query.terms)
-        }
-        if found:
-            return found
-    return set()
+    """The notes (id -> indexed words) that have every word of `query` (`has_every_word`)."""
+    return {note_id for note_id, words in tokens.items() if has_every_word(query, words)}

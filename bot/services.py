@@ -355,11 +355,27 @@ def preview_digest(services: Services, week: str | None, now: datetime) -> Diges
 
 
 @dataclass(frozen=True)
+class PostedThread:
+    """One role's thread of a posted digest run, its notes in the order it shows them."""
+
+    role: Role
+    addition: bool  # the thread of a follow-up ("补充 / addition") run
+    notes: tuple[Note, ...]
+
+
+@dataclass(frozen=True)
 class WeekDigest:
-    """A week's digest for `/prdigest week`, and where its notes come from."""
+    """A week's digest for `/prdigest week`, and where its notes come from.
+
+    For a posted week, `threads` holds its notes as the channel shows them (a note fixed
+    since stays in the thread it was posted in) and `fixed_since` the notes fixed after
+    they were posted.
+    """
 
     digest: Digest
     source: str  # "posted", "upcoming" (this week, not posted yet) or "ingested"
+    threads: tuple[PostedThread, ...] = ()
+    fixed_since: frozenset[int] = frozenset()
 
 
 def week_digest(services: Services, week: str | None, now: datetime) -> WeekDigest:
@@ -373,11 +389,34 @@ def week_digest(services: Services, week: str | None, now: datetime) -> WeekDige
     label = week or current
     week_bounds(label, zone)  # validates the label
     channel = services.settings.channel
-    posted = Ledger(services.store.engine).week_note_ids(channel, label)
+    posted = Ledger(services.store.engine).week_as_posted(channel, label)
     if posted:
-        notes = services.store.get_notes(posted)
-        return WeekDigest(build_digest(notes, services.taxonomy, label), "posted")
+        notes = {n.id: n for n in services.store.get_notes([p.note_id for p in posted])}
+        threads: dict[tuple[int, str], list[Note]] = {}
+        additions: set[int] = set()
+        for item in posted:
+            if item.note_id in notes:
+                threads.setdefault((item.run_id, item.role), []).append(notes[item.note_id])
+            if item.addition:
+                additions.add(item.run_id)
+        return WeekDigest(
+            build_digest(notes.values(), services.taxonomy, label),
+            "posted",
+            threads=tuple(
+                PostedThread(_thread_role(services.taxonomy, slug), run in additions, tuple(ns))
+                for (run, slug), ns in threads.items()
+            ),
+            fixed_since=frozenset(p.note_id for p in posted if p.fixed_since),
+        )
     if label == current:
         upcoming = preview_digest(services, None, now)
         return WeekDigest(build_digest(upcoming.notes, services.taxonomy, label), "upcoming")
     return WeekDigest(preview_digest(services, label, now), "ingested")
+
+
+def _thread_role(taxonomy: Taxonomy, slug: str) -> Role:
+    """The role of a posted thread; one that left the taxonomy since keeps its slug."""
+    try:
+        return taxonomy.get(slug)
+    except KeyError:
+        return Role(slug=slug, name_zh=slug, name_en=slug)

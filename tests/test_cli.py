@@ -127,6 +127,9 @@ def test_lookup_bad_input_is_a_clear_message(env: Path) -> None:
     assert code == 2 and "limit" in err and "Traceback" not in err
     code, out, _ = run("lookup", "zzqqxx")
     assert code == 0 and "0 of 0 notes" in out
+    code, out, _ = run("lookup", "marlin", "zzqqxx")
+    assert code == 0 and "No note has all of these words" in out, "says it fell back"
+    assert "No note has all" not in run("lookup", "marlin")[1]
 
 
 def test_roles_lists_the_nine_slugs(env: Path) -> None:

@@ -15,8 +15,9 @@ from pydantic import SecretStr
 
 from bot.delivery import Pacing, publish_weekly_digest
 from bot.domain import Verdict
-from bot.render.blocks import NOTE_MENU_ACTION_ID, REVISED_MARK
+from bot.render.blocks import MORE_ACTION_ID, NOTE_MENU_ACTION_ID, REVISED_MARK
 from bot.render.corrections import fix_modal
+from bot.render.mrkdwn import escape
 from bot.server import SocketModeConnection
 from bot.services import Services, ingest_paths
 from bot.slack_app import build_app
@@ -264,3 +265,75 @@ def test_fix_over_socket_mode(services: Services, socket_slack: SocketSlack) -> 
             assert stored is not None and stored.fixed_by == "U123"
         finally:
             connection.close()
+
+
+def week_view(bot: Harness, text: str) -> list[tuple[str, int, str]]:
+    """`/prdigest <text>` over all its pages: (heading, note id, note text) in order."""
+    _, reply = bot.command(text, user=READER)
+    shown: list[tuple[str, int, str]] = []
+    while True:
+        assert reply.get("text") and validate_blocks(reply["blocks"], "message") == []
+        heading = ""
+        for block in reply["blocks"]:
+            block_id = str(block.get("block_id", ""))
+            if block["type"] == "context" and block["elements"][0]["text"].startswith("*"):
+                heading = block["elements"][0]["text"].strip("*")
+            elif block_id.startswith("note-"):
+                shown.append((heading, int(block_id[5:]), block["text"]["text"]))
+        more = next((b for b in reply["blocks"] if b["type"] == "actions"), None)
+        if more is None:
+            return shown
+        url = bot.response_url()
+        value = more["elements"][0]["value"]
+        bot.post(block_actions_body(MORE_ACTION_ID, value, channel_id="C123", response_url=url))
+        reply = bot.reply(url)
+
+
+def test_week_shows_a_posted_week_as_posted_with_later_fixes_marked(bot: Harness) -> None:
+    store = bot.services.store
+    taxonomy = bot.services.taxonomy
+    publish(bot)
+    # A note posted in a thread with others; the editor moves it to another role.
+    note = next(
+        n
+        for n in store.list_notes()
+        if sum(m.primary_role == n.primary_role for m in store.list_notes()) > 1
+    )
+    posted_role = note.primary_role
+    moved_to = next(s for s in taxonomy.slugs if s not in note.roles)
+    menu_click(bot, note.id, "fix", EDITOR, "trigger-w")
+    bot.slack.wait_for("views.open")
+    view = bot.slack.opened_views[-1]
+    assert submit(bot, view, form([moved_to], moved_to, "skip"), EDITOR) == {}
+    bot.slack.wait_for("chat.update")
+    # A follow-up of the same week: its own threads, after the digest's.
+    (bot.services.settings.digests_dir / "later.txt").write_text(
+        "vllm-project/vllm\n\nMoE <b>路由</b> 改进 (#98001)\n\n值得精读，做 MoE 量化的工程师。\n",
+        encoding="utf-8",
+    )
+    assert "addition" in publish(bot)
+    late = next(n for n in store.list_notes() if n.pr == 98001)
+
+    shown = week_view(bot, "week 2026-W48")
+    channel = [
+        int(str(b["block_id"])[5:])
+        for m in bot.slack.messages_in(DIGEST_CHANNEL)
+        if m.get("thread_ts")
+        for b in m.get("blocks", [])
+        if str(b.get("block_id", "")).startswith("note-")
+    ]
+    assert [i for _, i, _ in shown] == channel, "the notes in the order the channel shows them"
+    heading, _, text = next(s for s in shown if s[1] == note.id)
+    assert heading == escape(taxonomy.get(posted_role).label), "still in its posted thread"
+    assert f"fixed since posting: now {moved_to}/skip" in text
+    assert sum("fixed since posting" in t for _, _, t in shown) == 1
+    late_heading = next(h for h, i, _ in shown if i == late.id)
+    assert late_heading.endswith("补充 / addition")
+    assert bot.slack.sent_markup_problems() == []
+
+    # One role: the notes of its threads as posted, and the notes that have it now.
+    in_role = {i for _, i, _ in week_view(bot, f"week {posted_role} 2026-W48")}
+    assert note.id in in_role
+    assert {n.id for n in store.list_notes() if posted_role in n.roles} <= in_role
+    moved = week_view(bot, f"week {moved_to} 2026-W48")
+    assert any(i == note.id and "fixed since posting" in t for _, i, t in moved)

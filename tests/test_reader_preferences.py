@@ -7,6 +7,7 @@ read back from the fake Slack Web API's recorded calls. SQLite and PostgreSQL.
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -229,6 +230,73 @@ def test_weekly_dm_adds_watched_notes_once(bot: Harness) -> None:
     new = next(n for n in store.list_notes() if n.pr == 96001)
     assert dm_note_ids(bot.slack, USER).count(new.id) == 1
     assert dm_note_ids(bot.slack, USER)[-1] == new.id
+
+
+WATCH_NOTES = [
+    ("Marlin AWQ MoE 内核 (#97001)", "AWQ 量化走 Marlin 内核，值得精读，做量化内核的工程师。"),
+    ("MarlinMoE 的 AWQ 权重布局 (#97002)", "值得快速浏览，做 MoE 量化的工程师了解即可。"),
+    ("Marlin FP8 调度器清理 (#97003)", "可略过，只是调度器的日志调整。"),
+    ("AWQ 校准脚本 (#97004)", "值得快速浏览，做量化的工程师。"),
+    ("请求调度优化 (#97005)", "值得精读，做调度的工程师。"),
+    ("调度器重写 (#97006)", "值得精读，做 serving 的工程师。"),
+    ("Weekly Marlin benchmark (#97007)", "可略过，CI 的例行基准。"),
+]
+_WATCH_REPLY = re.compile(r"\((\d+) stored notes? match(?:es)? now; `(/prdigest [^`]+)` lists")
+
+
+def lookup_ids(harness: Harness, command: str) -> tuple[list[int], str]:
+    """Every note a `/prdigest` lookup lists, over all its pages, and its first page."""
+    _, reply = harness.command(command.removeprefix("/prdigest "))
+    assert_clean(reply)
+    first = json.dumps(reply, ensure_ascii=False)
+    seen: list[int] = []
+    while True:
+        seen += page_note_ids(reply)
+        value = more_value(reply)
+        if value is None:
+            return seen, first
+        url = harness.response_url()
+        harness.click(MORE_ACTION_ID, value, channel_id="C123", response_url=url)
+        reply = harness.reply(url)
+        assert_clean(reply)
+
+
+def test_a_watch_counts_lists_and_delivers_the_same_notes(bot: Harness) -> None:
+    """One rule everywhere: the watch's reply counts, its lookup lists and the weekly DM
+    brings the notes with every word; one word, several words, a CJK word."""
+    write_notes(bot, "watch.txt", WATCH_NOTES)
+    ingest_default(bot.services)
+    by_pr = {n.pr: n.id for n in bot.services.store.list_notes() if n.pr}
+    expected = {
+        "marlin": {by_pr[97001], by_pr[97002], by_pr[97003], by_pr[97007]},
+        "marlin awq": {by_pr[97001], by_pr[97002]},  # MarlinMoE: a longer word
+        "调度器": {by_pr[97003], by_pr[97006]},  # not 请求调度优化: 调度 without 度器
+    }
+    readers = {"marlin": "U21", "marlin awq": "U22", "调度器": "U23"}
+    listed: dict[str, set[int]] = {}
+    for query, user in readers.items():
+        text = reply_text(bot, f"watch {query}", user=user)
+        found = _WATCH_REPLY.search(text)
+        assert found, text
+        ids, _ = lookup_ids(bot, found.group(2))
+        assert len(ids) == len(set(ids)) == int(found.group(1)), query
+        listed[query] = set(ids)
+        assert expected[query] <= listed[query], query
+    assert "have all of its words" in reply_text(bot, "watch marlin awq extra", user="U24")
+    # What the lookup falls back to is not what a watch brings: it says so, the watch none.
+    none = reply_text(bot, "watch marlin zzqx", user="U25")
+    assert "No stored note has them all yet." in none and "lists them" not in none
+    anyword, first_page = lookup_ids(bot, "/prdigest marlin zzqx")
+    assert anyword and "No note has all of these words" in first_page
+    # Words that read as a subcommand get no lookup to try.
+    week = reply_text(bot, "watch week marlin", user="U26")
+    assert "(1 stored note matches now)." in week and "/prdigest week" not in week
+
+    publish(bot)
+    for query, user in readers.items():
+        sections = dm_sections(bot.slack, user)
+        assert set(sections[f"Watching: {query}"]) == listed[query], query
+    assert dm_note_ids(bot.slack, "U24") == [] and dm_note_ids(bot.slack, "U25") == []
 
 
 # ---------------------------------------------------------------- pause and resume

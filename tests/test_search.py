@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from bot.search import MAX_QUERY_CHARS, QueryError, parse_query, text_query, tokenize
+from bot.search import (
+    MAX_QUERY_CHARS,
+    QueryError,
+    match_ids,
+    parse_query,
+    text_query,
+    tokenize,
+)
 from bot.taxonomy import load_taxonomy
 
 TAXONOMY = load_taxonomy(None)
@@ -37,3 +44,23 @@ def test_overlong_queries_are_refused() -> None:
     with pytest.raises(QueryError, match="limit"):
         parse_query("x" * (MAX_QUERY_CHARS + 1), TAXONOMY)
     assert parse_query("", TAXONOMY).is_empty
+
+
+def test_a_note_has_every_word_or_not_whatever_the_other_notes() -> None:
+    notes = {
+        1: frozenset(tokenize("Marlin AWQ kernel")),
+        2: frozenset(tokenize("MarlinMoE AWQ layout")),
+        3: frozenset(tokenize("Marlin FP8 调度器")),
+        4: frozenset(tokenize("请求调度优化")),
+        5: frozenset(tokenize("kv mm")),
+    }
+    assert match_ids(text_query("marlin awq"), notes) == {1, 2}  # a longer word counts
+    assert match_ids(text_query("marlin"), notes) == {1, 2, 3}
+    assert match_ids(text_query("调度器"), notes) == {3}  # 调度 alone lacks 度器
+    assert match_ids(text_query("调"), notes) == {3, 4}  # a lone CJK character: a prefix
+    assert match_ids(text_query("k"), notes) == set()  # a short word only as a whole word
+    assert match_ids(text_query("kv"), notes) == {5}
+    # Asked about a few notes (a run's), each answers as it does among all of them.
+    for query in ("marlin awq", "marlin", "调度器", "awq marlinmoe"):
+        everywhere = match_ids(text_query(query), notes)
+        assert match_ids(text_query(query), {2: notes[2], 3: notes[3]}) == everywhere & {2, 3}

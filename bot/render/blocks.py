@@ -99,13 +99,15 @@ def _option(text: str, value: str) -> dict[str, Any]:
 
 
 def menu_note_block(
-    note: Note, role: str | None, taxonomy: Taxonomy, *, revised: bool = False
+    note: Note, role: str | None, taxonomy: Taxonomy, *, revised: bool = False, mark: str = ""
 ) -> Block:
-    """A note with its "…" menu, marked "revised" when its posted message was updated."""
+    """A note with its "…" menu, marked "revised" when its posted message was updated, or
+    with another `mark` (a line of mrkdwn, already escaped)."""
     block = note_block(note, role, taxonomy)
-    if revised:
-        text = clip(block["text"]["text"], MAX_SECTION_TEXT - len(REVISED_MARK) - 1)
-        block["text"]["text"] = f"{text}\n{REVISED_MARK}"
+    mark = REVISED_MARK if revised else mark
+    if mark:
+        text = clip(block["text"]["text"], MAX_SECTION_TEXT - len(mark) - 1)
+        block["text"]["text"] = f"{text}\n{mark}"
     block["accessory"] = note_menu(note)
     return block
 

@@ -328,6 +328,9 @@ class MorePage:
         return cls(query, offset, kind)
 
 
+ANY_WORD_NOTE = "No note has all of these words; these have some of them."
+
+
 def lookup_reply(
     query: str,
     role: Role | None,
@@ -338,10 +341,12 @@ def lookup_reply(
     suggestions: Sequence[Role] = (),
     near: str = "",
     capped: bool = False,
+    any_word: bool = False,
 ) -> Message:
     """One page of a role's notes or of search results, with a "More" button when more
     notes follow. Notes that would break the message size limits wait for the next page.
-    `capped`: counting stopped at `total`, so it reads "1,010+"."""
+    `capped`: counting stopped at `total`, so it reads "1,010+"; `any_word`: no note has
+    every word, these have some (a watch of the words would bring none of them)."""
     shown_query = escaped(query, 200)
     if not notes:
         return _no_match_reply(shown_query, role, total, suggestions, near)
@@ -352,7 +357,10 @@ def lookup_reply(
         else f"Notes matching “{clip(query, 100, plain=True)}”"
     )
     items = [(note, slug) for note in notes]
-    intro = f"Did you mean `/prdigest {escaped(near, 200)}`?" if near and not offset else ""
+    intros = [f"Did you mean `/prdigest {escaped(near, 200)}`?"] if near and not offset else []
+    if any_word:
+        intros.append(ANY_WORD_NOTE)
+    intro = " ".join(intros)
     return note_page(
         title, items, total, offset, MorePage(query, 0), taxonomy, capped=capped, intro=intro
     )
@@ -367,13 +375,15 @@ def note_page(
     taxonomy: Taxonomy,
     *,
     capped: bool = False,
-    groups: Mapping[str, str] | None = None,
+    headings: Sequence[str] | None = None,
+    marks: Mapping[int, str] | None = None,
     intro: str = "",
 ) -> Message:
     """One page of notes, each shown with the verdict for its role, and a "More" button
     (`more` with the next offset) when more follow. Notes that would break the message
-    size limits wait for the next page. `groups` (role slug -> label) puts a label before
-    each run of notes of one role; `intro` (mrkdwn) goes under the title."""
+    size limits wait for the next page. `headings` (plain text, one per item) puts a
+    heading before each run of items that share one; `marks` (note id -> plain text)
+    adds a line under a note; `intro` (mrkdwn) goes under the title."""
     reserve_blocks = 3  # header, context, actions
     head = header_block(title)
     blocks: list[Block] = [head]
@@ -383,11 +393,15 @@ def note_page(
     used = 0
     page: list[tuple[Note, str | None]] = []
     current: str | None = None
-    for note, slug in items:
+    marks = marks or {}
+    for index, (note, slug) in enumerate(items):
         new: list[Block] = []
-        if groups is not None and slug is not None and slug != current:
-            new.append(context_block(f"*{escaped(groups.get(slug, slug), 200)}*"))
-        new.append(menu_note_block(note, slug, taxonomy))
+        heading = headings[index] if headings is not None else None
+        if heading is not None and heading != current:
+            new.append(context_block(f"*{escaped(heading, 200)}*"))
+        mark = marks.get(note.id, "")
+        shown = f":pencil2: _{escaped(mark, 200)}_" if mark else ""
+        new.append(menu_note_block(note, slug, taxonomy, mark=shown))
         size = sum(block_text_size(b) for b in new)
         if page and (
             used + size > budget_chars
@@ -396,7 +410,7 @@ def note_page(
             break
         blocks.extend(new)
         page.append((note, slug))
-        current = slug
+        current = heading
         used += size
     first, last = offset + 1, offset + len(page)
     of = count_text(total, capped)
@@ -410,7 +424,10 @@ def note_page(
                 "elements": [button("More", MORE_ACTION_ID, following.encode())],
             }
         )
-    lines = [note_plain_text(n, slug) for n, slug in page]
+    lines = [
+        note_plain_text(n, slug) + (f" ({escaped(marks[n.id], 200)})" if n.id in marks else "")
+        for n, slug in page
+    ]
     text = f"{escaped(title, 150)}: {first}–{last} of {of}\n" + "\n".join(lines)
     return message(text, blocks)
 

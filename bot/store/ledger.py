@@ -107,6 +107,19 @@ class StaleMessage:
 
 
 @dataclass(frozen=True)
+class PostedNote:
+    """A note as a finished digest run posted it: in which run (`addition`: a follow-up)
+    and in which role's thread, and whether an editor fixed it after the run's messages
+    were made (`fixed_since`)."""
+
+    note_id: int
+    run_id: int
+    addition: bool
+    role: str
+    fixed_since: bool
+
+
+@dataclass(frozen=True)
 class Run:
     id: int
     run_key: str
@@ -298,6 +311,63 @@ class Ledger:
         in posting order; empty when that week's digest was never posted."""
         with self.engine.connect() as conn:
             return list(conn.execute(self._week_notes(channel, week)).scalars())
+
+    def week_as_posted(self, channel: str | None, week: str) -> list[PostedNote]:
+        """The notes of the finished digest runs of `week` (to `channel`, or any) in the
+        order the channel shows them: run by run, thread by thread, each note where its
+        message placed it. Empty when that week's digest was never posted."""
+        stmt = (
+            sa.select(
+                digest_run_notes.c.note_id,
+                digest_run_notes.c.run_id,
+                digest_run_notes.c.role,
+                digest_runs.c.addition,
+                digest_runs.c.created_at,
+                note_fixes.c.fixed_at,
+            )
+            .join(digest_runs, digest_runs.c.id == digest_run_notes.c.run_id)
+            .outerjoin(note_fixes, note_fixes.c.note_id == digest_run_notes.c.note_id)
+            .where(digest_runs.c.week == week, digest_runs.c.status == DONE)
+        )
+        if channel is not None:
+            stmt = stmt.where(digest_runs.c.channel == channel)
+        with self.engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+            run_ids = sorted({row.run_id for row in rows})
+            messages = conn.execute(
+                sa.select(
+                    delivered_messages.c.run_id,
+                    delivered_messages.c.part,
+                    delivered_messages.c.seq,
+                    delivered_messages.c.payload,
+                ).where(
+                    delivered_messages.c.run_id.in_(run_ids),
+                    delivered_messages.c.kind == "thread",
+                )
+            ).all()
+        # Where each note sits: its message's place in the run, then its block's.
+        place: dict[tuple[int, int], tuple[int, int]] = {}
+        for message in messages:
+            blocks = (message.payload or {}).get("blocks") or []
+            for position, block in enumerate(blocks):
+                block_id = str(block.get("block_id") or "")
+                if block_id.startswith("note-") and block_id[5:].isdigit():
+                    place[(message.run_id, int(block_id[5:]))] = (message.seq, position)
+        unplaced = (2**31, 0)  # a note without a recorded message goes last in its run
+        ordered = sorted(
+            rows, key=lambda r: (r.run_id, place.get((r.run_id, r.note_id), unplaced), r.note_id)
+        )
+        return [
+            PostedNote(
+                note_id=row.note_id,
+                run_id=row.run_id,
+                addition=bool(row.addition),
+                role=row.role,
+                fixed_since=row.fixed_at is not None
+                and aware(row.fixed_at) > aware(row.created_at),
+            )
+            for row in ordered
+        ]
 
     @staticmethod
     def _week_notes(channel: str | None, week: str) -> sa.Select[Any]:

@@ -118,6 +118,7 @@ class Page:
     notes: list[Note]
     total: int
     capped: bool = False
+    any_word: bool = False  # no note had every word: these have at least one
 
     @property
     def total_text(self) -> str:
@@ -520,7 +521,8 @@ class Store:
         return Page(rows, total)
 
     def search(self, query: Query, limit: int, offset: int = 0) -> Page:
-        """Free-text search: every term must match; if no note has them all, any term may.
+        """Free-text search: the notes with every word (`search.has_every_word`, the rule
+        of a watch); if no note has them all, the notes with any word (`any_word`).
 
         Ranked in tiers: all terms in the title first, then deep before skim before skip,
         then newest. Discrete tiers (rather than a score over every match) let the index
@@ -531,24 +533,22 @@ class Store:
         if not query.terms:
             return Page([], 0)
         cap = offset + limit + COUNT_CAP
-        exact = [replace(t, prefix=False) if len(t.tokens[-1]) > 1 else t for t in query.terms]
-        attempts = [(exact, "AND"), (list(query.terms), "AND")]
-        if len(query.terms) > 1:
-            attempts += [(exact, "OR"), (list(query.terms), "OR")]
+        operators = ["AND", "OR"] if len(query.terms) > 1 else ["AND"]
         search = self._search_sqlite if self.dialect == "sqlite" else self._search_postgres
         with self.engine.connect() as conn:
-            tried: list[tuple[list[QueryTerm], str]] = []
-            for terms, operator in attempts:
-                if (terms, operator) in tried:
-                    continue
-                tried.append((terms, operator))
-                ids, total = search(conn, terms, operator, limit, offset, cap + 1)
+            for operator in operators:
+                ids, total = search(conn, query.terms, operator, limit, offset, cap + 1)
                 if total:
                     break
-            return Page(self._notes_by_id(conn, ids), min(total, cap), capped=total > cap)
+            return Page(
+                self._notes_by_id(conn, ids),
+                min(total, cap),
+                capped=total > cap,
+                any_word=operator == "OR",
+            )
 
     def matching(self, query: Query, among: Sequence[int]) -> set[int]:
-        """The notes of `among` that have every word of `query` (see `search.match_ids`).
+        """The notes of `among` that have every word of `query` (`search.has_every_word`).
 
         Saved searches (`watch`) pick a digest's notes with this: it reads only those
         notes' indexed words, so its cost does not grow with the corpus.
@@ -1021,10 +1021,12 @@ def _fts5_term(term: QueryTerm) -> str:
 
 
 def _tsquery_term(term: QueryTerm) -> str:
+    """As on SQLite: all of a word's tokens in any order, so both stores (and a watch)
+    find the same notes."""
     parts = list(term.tokens)
     if term.prefix:
         parts[-1] += ":*"
-    return "(" + " <-> ".join(parts) + ")" if len(parts) > 1 else parts[0]
+    return "(" + " & ".join(parts) + ")" if len(parts) > 1 else parts[0]
 
 
 def _first_line(exc: BaseException) -> str:
