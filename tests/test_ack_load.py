@@ -11,6 +11,7 @@ Web API health stays good.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import threading
 import time
@@ -41,6 +42,11 @@ P95_LIMIT = 0.3
 STALLED, HOME, QUICK = "stalled", "home", "quick"
 REPLY_FAILED = "response_url"  # in the one line for a reply that did not get through
 CALL_FAILED = "Web API call for a request got no answer"
+
+
+def slack_user(*parts: str) -> str:
+    """A user id as Slack writes them (upper-case letters and digits), unique per sender."""
+    return "U" + re.sub("[^A-Z0-9]", "", "".join(parts).upper())
 
 
 def schedule(send: Callable[[str, str], None], window: float, commands: int) -> None:
@@ -136,12 +142,18 @@ def test_http_acks_every_request_at_once_while_replies_and_publishes_hang(
 
             def send(kind: str, name: str) -> None:
                 if kind == HOME:
-                    event = {"type": "app_home_opened", "user": f"UH{name}", "tab": "home"}
+                    event = {
+                        "type": "app_home_opened",
+                        "user": slack_user("H", name),
+                        "tab": "home",
+                    }
                     body = event_body(event)
                 else:
                     text = "moe" if kind == STALLED else "help"
                     url = f"{base}/response/{kind}-{name}"
-                    body = slash_command_body(text, user_id=f"U{kind}{name}", response_url=url)
+                    body = slash_command_body(
+                        text, user_id=slack_user(kind, name), response_url=url
+                    )
                 headers = signed_headers(SECRET, body)
                 started = time.monotonic()
                 status, _ = local_request(
@@ -184,13 +196,17 @@ def test_socket_mode_acks_every_envelope_at_once_while_replies_and_publishes_han
             def send(kind: str, name: str) -> None:
                 envelope_id = f"{kind}-{name}"
                 if kind == HOME:
-                    event = {"type": "app_home_opened", "user": f"UH{name}", "tab": "home"}
+                    event = {
+                        "type": "app_home_opened",
+                        "user": slack_user("H", name),
+                        "tab": "home",
+                    }
                     callback = json.loads(event_body(event))
                     socket.outgoing.put(event_envelope(envelope_id, callback))
                     return
                 text = "moe" if kind == STALLED else "help"
                 url = f"{base}/response/{kind}-{name}"
-                body = slash_command_body(text, user_id=f"U{kind}{name}", response_url=url)
+                body = slash_command_body(text, user_id=slack_user(kind, name), response_url=url)
                 socket.outgoing.put(slash_envelope(envelope_id, dict(parse_qsl(body))))
 
             schedule(send, window, quick)
