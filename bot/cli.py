@@ -27,15 +27,15 @@ from typer.models import CommandFunctionType
 
 from bot import __version__
 from bot.config import Settings, SettingsError, check_database_url, load_settings, masked_url
-from bot.digest import now_utc, week_bounds
+from bot.notes.digest import now_utc, week_bounds
 from bot.domain import Verdict, count_text
-from bot.ingest import NOTE_SUFFIXES, find_note_files
+from bot.notes.ingest import NOTE_SUFFIXES, find_note_files
 from bot.logs import configure_logging, json_logging
 from bot.metrics import Metrics
 from bot.render.replies import ANY_WORD_NOTE
 from bot.render.terminal import digest_renderable, lookup_renderable
-from bot.sample_notes import bundled_notes_dir, missing_sqlite_file
-from bot.search import QueryError
+from bot.notes.sample_notes import bundled_notes_dir, missing_sqlite_file
+from bot.notes.search import QueryError
 from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
 from bot.store import Store, StoreError, describe_unavailable, is_unavailable
 from bot.taxonomy import TaxonomyError, load_taxonomy

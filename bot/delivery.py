@@ -20,7 +20,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.config import Settings
-from bot.digest import build_digest, week_label
+from bot.notes.digest import build_digest, week_label
 from bot.dm_fanout import DmFanout
 from bot.domain import Role
 from bot.logs import run_context

@@ -31,7 +31,7 @@ from bot.render.replies import (
     subscribe_reply,
     unknown_roles_reply,
 )
-from bot.search import MAX_QUERY_CHARS
+from bot.notes.search import MAX_QUERY_CHARS
 from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.fakeslack import validate_blocks
 

@@ -19,7 +19,7 @@ from bot.delivery import (
     RunResult,
     publish_weekly_digest,
 )
-from bot.digest import section_role
+from bot.notes.digest import section_role
 from bot.domain import Note
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.services import Services, preview_digest

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from bot.classify import build_classifier
 from bot.cli import app
 from bot.domain import Classification, Confidence, Note, Verdict
-from bot.ingest import parse_note_file
+from bot.notes.ingest import parse_note_file
 from bot.llm_reader import (
     INVALID_TRIP,
     InvalidAnswer,

@@ -13,7 +13,7 @@ from slack_sdk import WebClient
 
 from bot import preferences
 from bot.commands import app_home, change_subscriptions, lookup_page, week_page
-from bot.digest import now_utc
+from bot.notes.digest import now_utc
 from bot.listeners.acking import ack_first
 from bot.listeners.commands import send_ephemeral
 from bot.render.blocks import (

@@ -8,7 +8,7 @@ from slack_bolt import App
 from slack_sdk import WebClient
 
 from bot.commands import app_home
-from bot.digest import now_utc
+from bot.notes.digest import now_utc
 from bot.listeners.acking import ack_first
 from bot.services import Services
 

@@ -18,8 +18,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from bot.config import hide_password, masked_url
 from bot.domain import Classification, Confidence, Note, NoteFix, ParsedNote, Verdict, count_text
-from bot.ingest import content_hash, note_key
-from bot.search import Query, QueryTerm, index_text, match_ids, verdict_token
+from bot.notes.ingest import content_hash, note_key
+from bot.notes.search import Query, QueryTerm, index_text, match_ids, verdict_token
 from bot.store.schema import (
     llm_readings,
     metadata,
