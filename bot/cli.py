@@ -455,7 +455,7 @@ def fix(
     and survives re-ingestion and re-classification. A note already posted is updated in
     its digest thread by the next `prdigest post` or scheduled run.
     """
-    from bot.corrections import FixError, fix_note
+    from bot.readers.corrections import FixError, fix_note
 
     if not note_id.strip().isdigit():
         raise CliError(f"NOTE_ID: expected a number such as 12, not {note_id!r}")
@@ -490,7 +490,7 @@ def reclassify(
     With PRDIGEST_LLM_URL the model server reads the notes it should (a stored reading
     of an unchanged note makes no request; --dry-run asks nothing).
     """
-    from bot.corrections import reclassify as run_reclassify
+    from bot.readers.corrections import reclassify as run_reclassify
     from bot.llm_reader import build_reader
 
     with open_services() as services:
@@ -673,7 +673,7 @@ def post(
 
 
 def _reclassify_on_start(services: Services) -> None:
-    from bot.corrections import reclassify_if_changed
+    from bot.readers.corrections import reclassify_if_changed
 
     changes = reclassify_if_changed(services)
     if changes is not None:

@@ -32,7 +32,7 @@ from bot.posting import (
     explain_slack_error,
     explain_unreachable,
 )
-from bot.reading_list import ReadingPlan, ReadingSection
+from bot.readers.reading_list import ReadingPlan, ReadingSection
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
 from bot.revisions import revised_payload, update_revised_messages
 from bot.services import Services, ingest_default

@@ -11,7 +11,7 @@ from slack_bolt import Ack, App
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from bot import preferences
+from bot.readers import preferences
 from bot.commands import app_home, change_subscriptions, lookup_page, week_page
 from bot.notes.digest import now_utc
 from bot.listeners.acking import ack_first

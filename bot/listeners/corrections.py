@@ -10,7 +10,7 @@ from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from bot.corrections import FixError, fix_note, note_and_fix
+from bot.readers.corrections import FixError, fix_note, note_and_fix
 from bot.listeners.acking import ack_first
 from bot.listeners.actions import _channel, _who
 from bot.listeners.commands import send_ephemeral

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 
-from bot.reading_list import AWAY_MAX_NOTES
+from bot.readers.reading_list import AWAY_MAX_NOTES
 from bot.render.blocks import escaped
 from bot.render.replies import Message, confirm_reply, error_reply, pause_text
 from bot.services import Services, lookup
