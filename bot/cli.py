@@ -27,15 +27,15 @@ from typer.models import CommandFunctionType
 
 from bot import __version__
 from bot.config import Settings, SettingsError, check_database_url, load_settings, masked_url
-from bot.notes.digest import now_utc, week_bounds
 from bot.domain import Verdict, count_text
-from bot.notes.ingest import NOTE_SUFFIXES, find_note_files
 from bot.logs import configure_logging, json_logging
 from bot.metrics import Metrics
-from bot.render.replies import ANY_WORD_NOTE
-from bot.render.terminal import digest_renderable, lookup_renderable
+from bot.notes.digest import now_utc, week_bounds
+from bot.notes.ingest import NOTE_SUFFIXES, find_note_files
 from bot.notes.sample_notes import bundled_notes_dir, missing_sqlite_file
 from bot.notes.search import QueryError
+from bot.render.replies import ANY_WORD_NOTE
+from bot.render.terminal import digest_renderable, lookup_renderable
 from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
 from bot.store import Store, StoreError, describe_unavailable, is_unavailable
 from bot.taxonomy import TaxonomyError, load_taxonomy
@@ -490,8 +490,8 @@ def reclassify(
     With PRDIGEST_LLM_URL the model server reads the notes it should (a stored reading
     of an unchanged note makes no request; --dry-run asks nothing).
     """
-    from bot.readers.corrections import reclassify as run_reclassify
     from bot.llm_reader import build_reader
+    from bot.readers.corrections import reclassify as run_reclassify
 
     with open_services() as services:
         # A dry run asks the model server nothing: it shows what stored readings give.
@@ -619,7 +619,7 @@ def post(
     nothing when there is nothing new or another process is posting. --dry-run needs no
     token and changes nothing (files not yet ingested are not shown).
     """
-    from bot.delivery import DeliveryError, Pacing, publish_weekly_digest
+    from bot.delivery.weekly import DeliveryError, Pacing, publish_weekly_digest
     from bot.render.digest_blocks import message_text
     from bot.slack_client import build_web_client
     from bot.store.ledger import LostClaimError
@@ -640,7 +640,7 @@ def post(
             dm_per_second=settings.dm_rate if dm_rate is None else dm_rate,
         )
         try:
-            with _reported_here(logging.getLogger("bot.delivery")):
+            with _reported_here(logging.getLogger("bot.delivery.weekly")):
                 result = publish_weekly_digest(
                     services, client, now_utc(), dry_run=dry_run, pacing=pacing
                 )
@@ -751,7 +751,7 @@ def serve(
                 say(f"metrics on http://{host}:{ops.port}/metrics", label="prdigest: ")
             scheduler = None
             if not no_scheduler:
-                from bot.scheduler import resume_after_outage, start_scheduler
+                from bot.delivery.scheduler import resume_after_outage, start_scheduler
 
                 scheduler = start_scheduler(services, client)
                 link.on_recovery(lambda: resume_after_outage(services, client))

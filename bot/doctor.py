@@ -285,7 +285,7 @@ def check_digests(folder: Path) -> str:
 
 
 def check_schedule(settings: Settings, now: datetime) -> str:
-    from bot.scheduler import digest_trigger
+    from bot.delivery.scheduler import digest_trigger
 
     trigger = digest_trigger(settings)
     times: list[datetime] = []

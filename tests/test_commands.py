@@ -21,6 +21,7 @@ from bot.commands import (
     parse_command,
 )
 from bot.domain import Note, Reader, RoleSubscription, Verdict
+from bot.notes.search import MAX_QUERY_CHARS
 from bot.render.blocks import MORE_ACTION_ID
 from bot.render.replies import (
     MorePage,
@@ -31,7 +32,6 @@ from bot.render.replies import (
     subscribe_reply,
     unknown_roles_reply,
 )
-from bot.notes.search import MAX_QUERY_CHARS
 from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.fakeslack import validate_blocks
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.config import check_database_url, load_settings
-from bot.delivery import Pacing, publish_weekly_digest
+from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.domain import Verdict
 from bot.services import Services, lookup
 from bot.slack_client import build_web_client

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from bot.delivery import (
+from bot.delivery.weekly import (
     EVENT_TYPE,
     DeliveryError,
     Pacing,
     RunResult,
     publish_weekly_digest,
 )
-from bot.notes.digest import section_role
 from bot.domain import Note
+from bot.notes.digest import section_role
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.services import Services, preview_digest
 from bot.slack_client import build_web_client

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot.delivery import Pacing, publish_weekly_digest
+from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.prometheus import PrometheusMetrics
 from bot.services import Services
 from bot.slack_client import build_web_client

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from bot.delivery import Pacing, publish_weekly_digest
+from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.domain import Verdict
 from bot.render.blocks import MORE_ACTION_ID, NOTE_MENU_ACTION_ID, REVISED_MARK
 from bot.render.corrections import fix_modal

@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 from bot.classify import build_classifier
 from bot.cli import app
 from bot.domain import Classification, Confidence, Note, Verdict
-from bot.notes.ingest import parse_note_file
 from bot.llm_reader import (
     INVALID_TRIP,
     InvalidAnswer,
@@ -25,6 +24,7 @@ from bot.llm_reader import (
     parse_answer,
     unsure,
 )
+from bot.notes.ingest import parse_note_file
 from bot.prometheus import PrometheusMetrics
 from bot.services import FINGERPRINT_KEY, Services, ingest_paths
 from bot.store import Store

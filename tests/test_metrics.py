@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.delivery import publish_weekly_digest
+from bot.delivery.weekly import publish_weekly_digest
 from bot.prometheus import PrometheusMetrics, measure_store
 from bot.server import HealthCheck, make_ops_app, serve_in_thread
 from bot.services import Services, ingest_paths

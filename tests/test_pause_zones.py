@@ -17,8 +17,8 @@ import sqlalchemy as sa
 import time_machine
 
 from bot.commands import parse_command, run_command
+from bot.delivery.weekly import Pacing, RunResult, publish_weekly_digest
 from bot.readers.corrections import fix_note
-from bot.delivery import Pacing, RunResult, publish_weekly_digest
 from bot.services import Services, ingest_paths
 from bot.slack_client import build_web_client
 from tests.fakeslack import FakeSlack

@@ -19,8 +19,8 @@ from slack_sdk import WebClient
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.delivery import DeliveryError, Pacing, publish_weekly_digest
-from bot.scheduler import resume_after_outage
+from bot.delivery.scheduler import resume_after_outage
+from bot.delivery.weekly import DeliveryError, Pacing, publish_weekly_digest
 from bot.server import HealthCheck, make_wsgi_app, serve_in_thread
 from bot.services import Services
 from bot.slack_app import build_app

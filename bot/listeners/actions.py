@@ -11,11 +11,11 @@ from slack_bolt import Ack, App
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from bot.readers import preferences
 from bot.commands import app_home, change_subscriptions, lookup_page, week_page
-from bot.notes.digest import now_utc
 from bot.listeners.acking import ack_first
 from bot.listeners.commands import send_ephemeral
+from bot.notes.digest import now_utc
+from bot.readers import preferences
 from bot.render.blocks import (
     MORE_ACTION_ID,
     RESUME_ACTION_ID,

@@ -10,12 +10,13 @@ from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from bot.readers.corrections import FixError, fix_note, note_and_fix
+from bot.delivery.posting import DeliveryError
+from bot.delivery.revisions import update_revised_messages
 from bot.listeners.acking import ack_first
 from bot.listeners.actions import _channel, _who
 from bot.listeners.commands import send_ephemeral
 from bot.listeners.payloads import whole_number
-from bot.posting import DeliveryError
+from bot.readers.corrections import FixError, fix_note, note_and_fix
 from bot.render.blocks import FIX_OPTION, NOTE_MENU_ACTION_ID, SHOW_OPTION
 from bot.render.corrections import (
     FIX_CALLBACK_ID,
@@ -28,7 +29,6 @@ from bot.render.corrections import (
     read_fix_form,
 )
 from bot.render.replies import error_reply
-from bot.revisions import update_revised_messages
 from bot.services import Services
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from slack_bolt import App
 from slack_sdk import WebClient
 
 from bot.commands import app_home
-from bot.notes.digest import now_utc
 from bot.listeners.acking import ack_first
+from bot.notes.digest import now_utc
 from bot.services import Services
 
 

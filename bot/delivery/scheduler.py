@@ -17,7 +17,7 @@ from apscheduler.triggers.cron import CronTrigger
 from slack_sdk import WebClient
 
 from bot.config import Settings
-from bot.delivery import (
+from bot.delivery.weekly import (
     DeliveryError,
     Pacing,
     RunResult,

@@ -20,21 +20,21 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.config import Settings
-from bot.notes.digest import build_digest, week_label
-from bot.dm_fanout import DmFanout
-from bot.domain import Role
-from bot.logs import run_context
-from bot.pacing import RateController
-from bot.posting import (
+from bot.delivery.dm_fanout import DmFanout
+from bot.delivery.pacing import RateController
+from bot.delivery.posting import (
     EVENT_TYPE,
     ChannelPoster,
     DeliveryError,
     explain_slack_error,
     explain_unreachable,
 )
+from bot.delivery.revisions import revised_payload, update_revised_messages
+from bot.domain import Role
+from bot.logs import run_context
+from bot.notes.digest import build_digest, week_label
 from bot.readers.reading_list import ReadingPlan, ReadingSection
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
-from bot.revisions import revised_payload, update_revised_messages
 from bot.services import Services, ingest_default
 from bot.store.ledger import (
     Claim,

@@ -20,7 +20,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from bot.pacing import ChannelPacer, Clock, MonotonicClock
+from bot.delivery.pacing import ChannelPacer, Clock, MonotonicClock
 from bot.slack_client import describe_unreachable
 from bot.store.ledger import Part
 
