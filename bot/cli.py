@@ -41,8 +41,8 @@ from bot.store import Store, StoreError, describe_unavailable, is_unavailable
 from bot.taxonomy import TaxonomyError, load_taxonomy
 
 if TYPE_CHECKING:
-    from bot.server import RunningServer, ShutdownSignal, SocketModeConnection, WsgiApp
-    from bot.watch import SlackLink
+    from bot.slack.server import RunningServer, ShutdownSignal, SocketModeConnection, WsgiApp
+    from bot.slack.slack_link import SlackLink
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
@@ -621,7 +621,7 @@ def post(
     """
     from bot.delivery.weekly import DeliveryError, Pacing, publish_weekly_digest
     from bot.render.digest_blocks import message_text
-    from bot.slack_client import build_web_client
+    from bot.slack.client import build_web_client
     from bot.store.ledger import LostClaimError
 
     if as_json and not dry_run:
@@ -701,7 +701,9 @@ def serve(
     Ctrl-C.
     """
     from bot.prometheus import PrometheusMetrics, measure_store
-    from bot.server import (
+    from bot.slack.app import build_app
+    from bot.slack.client import build_web_client
+    from bot.slack.server import (
         HealthCheck,
         ShutdownSignal,
         SocketModeConnection,
@@ -709,9 +711,7 @@ def serve(
         make_wsgi_app,
         missing_slack_settings,
     )
-    from bot.slack_app import build_app
-    from bot.slack_client import build_web_client
-    from bot.watch import SlackLink
+    from bot.slack.slack_link import SlackLink
 
     settings = settings_or_exit()
     missing = missing_slack_settings(settings)
@@ -819,7 +819,7 @@ def _wait_for_store(
 ) -> Services | None:
     """Open the store, retrying with back-off while the database is unreachable (said once);
     None when a signal arrives first."""
-    from bot.watch import Backoff
+    from bot.slack.slack_link import Backoff
 
     backoff = Backoff()
     down_since: float | None = None
@@ -851,8 +851,8 @@ def _connect_socket_mode(
     arrives first. A refused app token stops `serve`."""
     from slack_sdk.errors import SlackApiError
 
-    from bot.slack_client import describe_unreachable, is_unreachable
-    from bot.watch import UNREACHABLE, Backoff
+    from bot.slack.client import describe_unreachable, is_unreachable
+    from bot.slack.slack_link import UNREACHABLE, Backoff
 
     backoff = Backoff()
     said = link.check() == UNREACHABLE
@@ -878,7 +878,7 @@ def _connect_socket_mode(
 
 
 def _listen(wsgi: WsgiApp, host: str, port: int) -> RunningServer:
-    from bot.server import serve_in_thread
+    from bot.slack.server import serve_in_thread
 
     try:
         return serve_in_thread(wsgi, host, port)

@@ -20,7 +20,7 @@ from slack_sdk.web import SlackResponse
 
 from bot.config import Settings, SettingsError, load_settings
 from bot.notes.ingest import NoteFileError, find_note_files, parse_note_file
-from bot.slack_client import BOT_SCOPES, describe_unreachable
+from bot.slack.client import BOT_SCOPES, describe_unreachable
 from bot.store.sql import MIGRATIONS, describe_unavailable
 from bot.taxonomy import TaxonomyError, load_taxonomy
 

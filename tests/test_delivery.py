@@ -23,7 +23,7 @@ from bot.domain import Note
 from bot.notes.digest import section_role
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.services import Services, preview_digest
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger, LostClaimError
 from bot.store.schema import delivered_messages, digest_runs
 from tests.conftest import DIGEST_CHANNEL

@@ -17,7 +17,7 @@ from bot.notes.search import text_query
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
 from bot.services import ingest_default
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack
 from tests.slacksign import event_body

@@ -23,7 +23,7 @@ from bot.delivery.scheduler import (
 )
 from bot.delivery.weekly import Pacing
 from bot.services import Services
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger
 from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack

@@ -1,7 +1,7 @@
 """Readers' own settings from `/prdigest`: saved searches (`watch`) and pauses.
 
 Each function does one change for one user and returns the reply; bad input never gets
-here (the parser in `bot.commands` refuses it), except what needs the clock or the store.
+here (the parser in `bot.slack.prdigest` refuses it), except what needs the clock or the store.
 """
 
 from __future__ import annotations

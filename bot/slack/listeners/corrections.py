@@ -12,10 +12,6 @@ from slack_sdk import WebClient
 
 from bot.delivery.posting import DeliveryError
 from bot.delivery.revisions import update_revised_messages
-from bot.listeners.acking import ack_first
-from bot.listeners.actions import _channel, _who
-from bot.listeners.commands import send_ephemeral
-from bot.listeners.payloads import whole_number
 from bot.readers.corrections import FixError, fix_note, note_and_fix
 from bot.render.blocks import FIX_OPTION, NOTE_MENU_ACTION_ID, SHOW_OPTION
 from bot.render.corrections import (
@@ -30,6 +26,10 @@ from bot.render.corrections import (
 )
 from bot.render.replies import error_reply
 from bot.services import Services
+from bot.slack.listeners.acking import ack_first
+from bot.slack.listeners.actions import _channel, _who
+from bot.slack.listeners.commands import send_ephemeral
+from bot.slack.listeners.payloads import whole_number
 
 log = logging.getLogger(__name__)
 

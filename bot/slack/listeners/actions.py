@@ -11,9 +11,6 @@ from slack_bolt import Ack, App
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from bot.commands import app_home, change_subscriptions, lookup_page, week_page
-from bot.listeners.acking import ack_first
-from bot.listeners.commands import send_ephemeral
 from bot.notes.digest import now_utc
 from bot.readers import preferences
 from bot.render.blocks import (
@@ -26,6 +23,9 @@ from bot.render.blocks import (
 )
 from bot.render.replies import MorePage, error_reply, roles_reply
 from bot.services import Services
+from bot.slack.listeners.acking import ack_first
+from bot.slack.listeners.commands import send_ephemeral
+from bot.slack.prdigest import app_home, change_subscriptions, lookup_page, week_page
 
 log = logging.getLogger(__name__)
 
