@@ -16,7 +16,7 @@ from pydantic import SecretStr
 from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.domain import Verdict
 from bot.render.blocks import MORE_ACTION_ID, NOTE_MENU_ACTION_ID, REVISED_MARK
-from bot.render.corrections import fix_modal
+from bot.render.fix_modal import fix_modal
 from bot.render.mrkdwn import escape
 from bot.services import Services, ingest_paths
 from bot.slack.app import build_app

@@ -36,7 +36,7 @@ from bot.render.blocks import (
     SUBSCRIBE_ACTION_ID,
     UNWATCH_ACTION_ID,
 )
-from bot.render.corrections import fix_modal
+from bot.render.fix_modal import fix_modal
 from bot.render.replies import MorePage, role_action_id
 from bot.services import Services, ingest_paths
 from bot.slack.app import ReplyPool, build_app

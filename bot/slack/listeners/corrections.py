@@ -14,7 +14,7 @@ from bot.delivery.posting import DeliveryError
 from bot.delivery.revisions import update_revised_messages
 from bot.readers.corrections import FixError, fix_note, note_and_fix
 from bot.render.blocks import FIX_OPTION, NOTE_MENU_ACTION_ID, SHOW_OPTION
-from bot.render.corrections import (
+from bot.render.fix_modal import (
     FIX_CALLBACK_ID,
     ROLES_BLOCK,
     fix_modal,
