@@ -28,12 +28,12 @@ from typer.models import CommandFunctionType
 from bot import __version__
 from bot.config import Settings, SettingsError, check_database_url, load_settings, masked_url
 from bot.domain import Verdict, count_text
-from bot.logs import configure_logging, json_logging
 from bot.metrics import Metrics
 from bot.notes.digest import now_utc, week_bounds
 from bot.notes.ingest import NOTE_SUFFIXES, find_note_files
 from bot.notes.sample_notes import bundled_notes_dir, missing_sqlite_file
 from bot.notes.search import QueryError
+from bot.ops.logs import configure_logging, json_logging
 from bot.render.replies import ANY_WORD_NOTE
 from bot.render.terminal import digest_renderable, lookup_renderable
 from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
@@ -700,7 +700,7 @@ def serve(
     schedule runs in the same process unless --no-scheduler. Stops cleanly on SIGTERM or
     Ctrl-C.
     """
-    from bot.prometheus import PrometheusMetrics, measure_store
+    from bot.ops.prometheus import PrometheusMetrics, measure_store
     from bot.slack.app import build_app
     from bot.slack.client import build_web_client
     from bot.slack.server import (
@@ -791,7 +791,7 @@ def doctor() -> None:
     """
     from rich.text import Text
 
-    from bot.doctor import FAIL, OK, run_checks
+    from bot.ops.doctor import FAIL, OK, run_checks
 
     failed = False
     styles = {OK: "green", FAIL: "bold red"}

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from bot.delivery.weekly import Pacing, publish_weekly_digest
-from bot.prometheus import PrometheusMetrics
+from bot.ops.prometheus import PrometheusMetrics
 from bot.services import Services
 from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger

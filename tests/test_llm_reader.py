@@ -25,7 +25,7 @@ from bot.llm_reader import (
     unsure,
 )
 from bot.notes.ingest import parse_note_file
-from bot.prometheus import PrometheusMetrics
+from bot.ops.prometheus import PrometheusMetrics
 from bot.services import FINGERPRINT_KEY, Services, ingest_paths
 from bot.store import Store
 from bot.taxonomy import load_taxonomy

@@ -15,7 +15,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.delivery.weekly import publish_weekly_digest
-from bot.prometheus import PrometheusMetrics, measure_store
+from bot.ops.prometheus import PrometheusMetrics, measure_store
 from bot.services import Services, ingest_paths
 from bot.slack.client import CallMetrics, build_web_client
 from bot.slack.server import HealthCheck, make_ops_app, serve_in_thread

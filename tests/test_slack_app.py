@@ -21,7 +21,7 @@ from slack_sdk.signature import Clock, SignatureVerifier
 
 from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.notes.search import MAX_QUERY_CHARS
-from bot.prometheus import PrometheusMetrics, measure_store
+from bot.ops.prometheus import PrometheusMetrics, measure_store
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, UNSUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
 from bot.services import Services, ingest_paths

@@ -31,8 +31,8 @@ from bot.delivery.posting import (
 )
 from bot.delivery.revisions import revised_payload, update_revised_messages
 from bot.domain import Role
-from bot.logs import run_context
 from bot.notes.digest import build_digest, week_label
+from bot.ops.logs import run_context
 from bot.readers.reading_list import ReadingPlan, ReadingSection
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
 from bot.services import Services, ingest_default

@@ -4,7 +4,7 @@
 `POST /slack/events` carries slash commands, interactivity and events (one Request URL for
 all three), each acknowledged before its work runs (`bot.slack.app`); `GET /healthz`
 answers 200 once the store answers and the bot token passed `auth.test`, else 503 with the
-failing check named; `GET /metrics` is the Prometheus text exposition (`bot.prometheus`).
+failing check named; `GET /metrics` is the Prometheus text exposition (`bot.ops.prometheus`).
 In Socket Mode the last two are served alone (`make_ops_app`) on `PRDIGEST_METRICS_PORT`.
 """
 
@@ -33,7 +33,7 @@ from bot.slack.slack_link import SlackLink
 from bot.store import Store
 
 if TYPE_CHECKING:
-    from bot.prometheus import PrometheusMetrics
+    from bot.ops.prometheus import PrometheusMetrics
 
 log = logging.getLogger(__name__)
 

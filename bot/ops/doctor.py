@@ -172,7 +172,7 @@ def check_database(url: str) -> str:
 def _client(settings: Settings) -> WebClient:
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else ""
     base_url = settings.slack_api_url.rstrip("/") + "/"
-    quiet = logging.getLogger("bot.doctor.slack")
+    quiet = logging.getLogger("bot.ops.doctor.slack")
     quiet.setLevel(logging.CRITICAL)  # a failed request is reported once, by its check
     return WebClient(
         token=token, base_url=base_url, timeout=SLACK_TIMEOUT, retry_handlers=[], logger=quiet
