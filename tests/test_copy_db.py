@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.app import app
 from bot.config import check_database_url, load_settings
 from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.domain import Verdict

@@ -460,7 +460,7 @@ def test_post_command_exit_codes(
 ) -> None:
     from typer.testing import CliRunner
 
-    from bot.cli import app
+    from bot.cli.app import app
 
     runner = CliRunner()
     write_notes(posting, "a.txt", ["FP8 MoE 内核 (#95000)"])

@@ -17,7 +17,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from typer.testing import CliRunner
 
-from bot.cli import app as cli_app
+from bot.cli.app import app as cli_app
 from bot.slack.client import BOT_SCOPES
 from bot.store import Store
 from bot.store.sql import MIGRATIONS

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.classify import build_classifier
-from bot.cli import app
+from bot.cli.app import app
 from bot.domain import Classification, Confidence, Note, Verdict
 from bot.llm_reader import (
     INVALID_TRIP,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.app import app
 from bot.notes.ingest import find_note_files, parse_note_file
 from bot.notes.sample_notes import bundled_notes_dir
 from bot.store import Store

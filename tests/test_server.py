@@ -11,7 +11,7 @@ import sqlalchemy as sa
 import yaml
 from typer.testing import CliRunner
 
-from bot.cli import app as cli_app
+from bot.cli.app import app as cli_app
 from bot.services import Services
 from bot.slack.client import BOT_SCOPES
 from bot.slack.prdigest import SUBCOMMANDS

@@ -18,7 +18,7 @@ import pytest
 from slack_sdk import WebClient
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.app import app
 from bot.delivery.scheduler import resume_after_outage
 from bot.delivery.weekly import DeliveryError, Pacing, publish_weekly_digest
 from bot.services import Services
