@@ -10,7 +10,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,7 +27,10 @@ from bot.config import Settings
 from bot.notes.digest import now_utc, week_bounds
 from bot.notes.sample_notes import bundled_notes_dir, missing_sqlite_file
 from bot.render.terminal import digest_renderable
-from bot.services import ingest_paths, notes_not_ingested, preview_digest
+from bot.services import Services, ingest_paths, notes_not_ingested, preview_digest
+
+if TYPE_CHECKING:
+    from bot.delivery.weekly import RunResult
 
 
 class _DropErrors(logging.Filter):
@@ -129,11 +132,6 @@ def post(
     nothing when there is nothing new or another process is posting. --dry-run needs no
     token and changes nothing (files not yet ingested are not shown).
     """
-    from bot.delivery.weekly import DeliveryError, Pacing, publish_weekly_digest
-    from bot.render.digest_blocks import message_text
-    from bot.slack.client import build_web_client
-    from bot.store.ledger import LostClaimError
-
     if as_json and not dry_run:
         # Without --dry-run the digest would be posted for real, not printed.
         raise CliError("--json prints the messages of a dry run: use it with --dry-run")
@@ -141,26 +139,52 @@ def post(
     if not dry_run and settings.slack_bot_token is None:
         raise CliError("SLACK_BOT_TOKEN is not set (use --dry-run to see the messages)")
     with open_services(settings) as services:
-        client = None if dry_run else build_web_client(settings)
-        if not dry_run:
-            reclassify_on_start(services)
-        pacing = replace(
-            Pacing.from_settings(settings),
-            channel_per_second=settings.channel_rate if channel_rate is None else channel_rate,
-            dm_per_second=settings.dm_rate if dm_rate is None else dm_rate,
-        )
-        try:
-            with _reported_here(logging.getLogger("bot.delivery.weekly")):
-                result = publish_weekly_digest(
-                    services, client, now_utc(), dry_run=dry_run, pacing=pacing
-                )
-        except DeliveryError as exc:
-            raise DependencyError(str(exc)) from None
-        except LostClaimError:
-            raise DependencyError(
-                "another process took over this digest run and finishes it; nothing else to do"
-            ) from None
+        result = _publish_now(services, dry_run, channel_rate, dm_rate)
         waiting = notes_not_ingested(services) if dry_run else 0
+    _print_run(result, as_json)
+    if waiting:
+        say(
+            f"{waiting} notes in {settings.digests_dir} are not ingested yet and not shown: "
+            "`prdigest post` ingests them first (or run `prdigest ingest`)",
+            logging.WARNING,
+        )
+
+
+def _publish_now(
+    services: Services, dry_run: bool, channel_rate: float | None, dm_rate: float | None
+) -> RunResult:
+    """One run of the weekly job at the rates asked for; Slack's refusal or a run taken over
+    by another process ends the command with one line."""
+    from bot.delivery.weekly import DeliveryError, Pacing, publish_weekly_digest
+    from bot.slack.client import build_web_client
+    from bot.store.ledger import LostClaimError
+
+    settings = services.settings
+    client = None if dry_run else build_web_client(settings)
+    if not dry_run:
+        reclassify_on_start(services)
+    pacing = replace(
+        Pacing.from_settings(settings),
+        channel_per_second=settings.channel_rate if channel_rate is None else channel_rate,
+        dm_per_second=settings.dm_rate if dm_rate is None else dm_rate,
+    )
+    try:
+        with _reported_here(logging.getLogger("bot.delivery.weekly")):
+            return publish_weekly_digest(
+                services, client, now_utc(), dry_run=dry_run, pacing=pacing
+            )
+    except DeliveryError as exc:
+        raise DependencyError(str(exc)) from None
+    except LostClaimError:
+        raise DependencyError(
+            "another process took over this digest run and finishes it; nothing else to do"
+        ) from None
+
+
+def _print_run(result: RunResult, as_json: bool) -> None:
+    """Skipped files, the messages of a dry run (text or Block Kit JSON), then the outcome."""
+    from bot.render.digest_blocks import message_text
+
     for error in result.ingest_errors:
         say(error, logging.WARNING, "[yellow]skipped[/yellow] ")
     for message in result.preview:
@@ -174,9 +198,3 @@ def post(
         say(result.message)
     else:
         out.print(result.message, highlight=False, soft_wrap=True)
-    if waiting:
-        say(
-            f"{waiting} notes in {settings.digests_dir} are not ingested yet and not shown: "
-            "`prdigest post` ingests them first (or run `prdigest ingest`)",
-            logging.WARNING,
-        )

@@ -17,6 +17,8 @@ from bot.services import Services
 from bot.store import StoreError, describe_unavailable, is_unavailable
 from bot.taxonomy import TaxonomyError
 
+# The consoles hold no settings or stream: each print writes to the sys.stdout or sys.stderr of
+# that moment (as a test runner swaps them), so sharing them keeps no state between commands.
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
 log = logging.getLogger("bot.cli")

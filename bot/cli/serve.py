@@ -18,7 +18,18 @@ from bot.store import StoreError
 from bot.taxonomy import TaxonomyError
 
 if TYPE_CHECKING:
-    from bot.slack.server import RunningServer, ShutdownSignal, SocketModeConnection, WsgiApp
+    from apscheduler.schedulers.background import BackgroundScheduler
+    from slack_bolt import App
+    from slack_sdk import WebClient
+
+    from bot.ops.prometheus import PrometheusMetrics
+    from bot.slack.server import (
+        HealthCheck,
+        RunningServer,
+        ShutdownSignal,
+        SocketModeConnection,
+        WsgiApp,
+    )
     from bot.slack.slack_link import SlackLink
 
 
@@ -37,32 +48,14 @@ def serve(
     schedule runs in the same process unless --no-scheduler. Stops cleanly on SIGTERM or
     Ctrl-C.
     """
-    from bot.ops.prometheus import PrometheusMetrics, measure_store
-    from bot.slack.app import build_app
-    from bot.slack.client import build_web_client
-    from bot.slack.server import (
-        HealthCheck,
-        ShutdownSignal,
-        SocketModeConnection,
-        make_ops_app,
-        make_wsgi_app,
-        missing_slack_settings,
-    )
-    from bot.slack.slack_link import SlackLink
+    from bot.ops.prometheus import PrometheusMetrics
+    from bot.slack.server import ShutdownSignal
 
     settings = settings_or_exit()
-    missing = missing_slack_settings(settings)
-    if missing:
-        raise CliError(
-            f"serve needs {' and '.join(missing)} (SLACK_APP_TOKEN instead of "
-            "SLACK_SIGNING_SECRET for Socket Mode); see 'Slack app setup' in the README. "
-            "To try the bot without Slack, run `prdigest preview`."
-        )
+    _require_slack_settings(settings)
     root = logging.getLogger()
     if root.level > logging.getLevelName(settings.log_level):
         root.setLevel(settings.log_level)
-    app_token = settings.slack_app_token
-    secret = settings.slack_signing_secret
     metrics = PrometheusMetrics()
     with ShutdownSignal() as shutdown:
         services = _wait_for_store(settings, metrics, shutdown)
@@ -70,53 +63,108 @@ def serve(
             say("stopped", label="prdigest: ")
             return
         with _closing(services):
-            reclassify_on_start(services)
-            measure_store(metrics, services.store, settings.channel)
-            client = build_web_client(settings, metrics=metrics)
-            link = SlackLink(client)
-            health = HealthCheck(services.store, client, link)
-            bolt = build_app(
-                services,
-                client,
-                signing_secret=secret.get_secret_value() if secret else None,
-                socket_mode=app_token is not None,
-                link=link,
-            )
-            ops = None
-            if settings.metrics_port is not None:
-                ops = _listen(make_ops_app(health, metrics), host, settings.metrics_port)
-                say(f"metrics on http://{host}:{ops.port}/metrics", label="prdigest: ")
-            scheduler = None
-            if not no_scheduler:
-                from bot.delivery.scheduler import resume_after_outage, start_scheduler
-
-                scheduler = start_scheduler(services, client)
-                link.on_recovery(lambda: resume_after_outage(services, client))
-            link.start(shutdown.event)
-            try:
-                if app_token is not None:
-                    handler = SocketModeConnection(bolt, app_token.get_secret_value(), client)
-                    if not _connect_socket_mode(handler, link, shutdown):
-                        return
-                    say("connected to Slack (Socket Mode)", label="prdigest: ")
-                    shutdown.wait()
-                    handler.close()
-                else:
-                    # /metrics stays off the public port when it has one of its own.
-                    wsgi = make_wsgi_app(bolt, health, None if ops else metrics)
-                    running = _listen(wsgi, host, settings.port)
-                    say(
-                        f"listening on http://{host}:{running.port}/slack/events",
-                        label="prdigest: ",
-                    )
-                    shutdown.wait()
-                    running.stop()
-            finally:
-                if scheduler is not None:
-                    scheduler.shutdown(wait=False)
-                if ops is not None:
-                    ops.stop()
+            if not _serve_until_shutdown(services, metrics, shutdown, host, no_scheduler):
+                return
     say("stopped", label="prdigest: ")
+
+
+def _require_slack_settings(settings: Settings) -> None:
+    from bot.slack.server import missing_slack_settings
+
+    missing = missing_slack_settings(settings)
+    if missing:
+        raise CliError(
+            f"serve needs {' and '.join(missing)} (SLACK_APP_TOKEN instead of "
+            "SLACK_SIGNING_SECRET for Socket Mode); see 'Slack app setup' in the README. "
+            "To try the bot without Slack, run `prdigest preview`."
+        )
+
+
+def _serve_until_shutdown(
+    services: Services,
+    metrics: PrometheusMetrics,
+    shutdown: ShutdownSignal,
+    host: str,
+    no_scheduler: bool,
+) -> bool:
+    """Build the Slack side on the open store, answer Slack until SIGTERM or Ctrl-C; False
+    when the first Socket Mode connection never came (the reason is already said)."""
+    from bot.ops.prometheus import measure_store
+    from bot.slack.app import build_app
+    from bot.slack.client import build_web_client
+    from bot.slack.server import HealthCheck, make_ops_app
+    from bot.slack.slack_link import SlackLink
+
+    settings = services.settings
+    reclassify_on_start(services)
+    measure_store(metrics, services.store, settings.channel)
+    client = build_web_client(settings, metrics=metrics)
+    link = SlackLink(client)
+    health = HealthCheck(services.store, client, link)
+    app_token, secret = settings.slack_app_token, settings.slack_signing_secret
+    bolt = build_app(
+        services,
+        client,
+        signing_secret=secret.get_secret_value() if secret else None,
+        socket_mode=app_token is not None,
+        link=link,
+    )
+    ops = None
+    if settings.metrics_port is not None:
+        ops = _listen(make_ops_app(health, metrics), host, settings.metrics_port)
+        say(f"metrics on http://{host}:{ops.port}/metrics", label="prdigest: ")
+    scheduler = None if no_scheduler else _start_schedule(services, client, link)
+    link.start(shutdown.event)
+    try:
+        if app_token is not None:
+            return _answer_socket_mode(bolt, app_token.get_secret_value(), client, link, shutdown)
+        # /metrics stays off the public port when it has one of its own.
+        _answer_http(bolt, health, None if ops else metrics, host, settings.port, shutdown)
+        return True
+    finally:
+        if scheduler is not None:
+            scheduler.shutdown(wait=False)
+        if ops is not None:
+            ops.stop()
+
+
+def _start_schedule(services: Services, client: WebClient, link: SlackLink) -> BackgroundScheduler:
+    """The weekly job, and a catch-up run when Slack comes back after an outage."""
+    from bot.delivery.scheduler import resume_after_outage, start_scheduler
+
+    scheduler = start_scheduler(services, client)
+    link.on_recovery(lambda: resume_after_outage(services, client))
+    return scheduler
+
+
+def _answer_socket_mode(
+    bolt: App, app_token: str, client: WebClient, link: SlackLink, shutdown: ShutdownSignal
+) -> bool:
+    from bot.slack.server import SocketModeConnection
+
+    handler = SocketModeConnection(bolt, app_token, client)
+    if not _connect_socket_mode(handler, link, shutdown):
+        return False
+    say("connected to Slack (Socket Mode)", label="prdigest: ")
+    shutdown.wait()
+    handler.close()
+    return True
+
+
+def _answer_http(
+    bolt: App,
+    health: HealthCheck,
+    metrics: PrometheusMetrics | None,
+    host: str,
+    port: int,
+    shutdown: ShutdownSignal,
+) -> None:
+    from bot.slack.server import make_wsgi_app
+
+    running = _listen(make_wsgi_app(bolt, health, metrics), host, port)
+    say(f"listening on http://{host}:{running.port}/slack/events", label="prdigest: ")
+    shutdown.wait()
+    running.stop()
 
 
 @contextmanager
