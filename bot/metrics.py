@@ -16,7 +16,7 @@ Use cases never import the metrics library. They call methods of the `Metrics` o
                                             # "unreachable", "http_500", "nonsense",
                                             # "error" (anything else the client met)
 
-`NullMetrics` records nothing (the default: one-shot CLI commands). `bot.prometheus`
+`NullMetrics` records nothing (the default: one-shot CLI commands). `bot.ops.prometheus`
 implements it with prometheus_client for `GET /metrics` (imported only by `serve`: the
 library takes longer to import than a short command takes to run).
 """

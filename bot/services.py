@@ -15,9 +15,11 @@ import sqlalchemy as sa
 
 from bot.classify import Classifier, build_classifier, classifier_fingerprint
 from bot.config import Settings
-from bot.digest import build_digest, week_bounds, week_label
 from bot.domain import Digest, Note, ParsedNote, Role
-from bot.ingest import (
+from bot.llm_reader import ModelReader, ReadStats, read_stored_notes
+from bot.metrics import INGEST_OUTCOMES, Metrics, NullMetrics
+from bot.notes.digest import build_digest, week_bounds, week_label
+from bot.notes.ingest import (
     NoteFileError,
     content_hash,
     find_note_files,
@@ -25,9 +27,7 @@ from bot.ingest import (
     parse_note_file,
     scan_note_paths,
 )
-from bot.llm_reader import ModelReader, ReadStats, read_stored_notes
-from bot.metrics import INGEST_OUTCOMES, Metrics, NullMetrics
-from bot.search import Query, parse_query
+from bot.notes.search import Query, parse_query
 from bot.store import IndexedNote, Page, Store, index_note
 from bot.store.ledger import Ledger
 from bot.taxonomy import Taxonomy, load_taxonomy

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.domain import Classification
-from bot.ingest import parse_note_text
+from bot.notes.ingest import parse_note_text
 from tests.fixtures_util import FIXTURES
 
 NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")

@@ -8,7 +8,7 @@ from pathlib import Path
 from slack_sdk import WebClient
 
 from bot.config import load_settings
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from bot.store.ledger import Part
 from tests.conftest import SLACK_TOKEN
 from tests.fakeslack import FakeSlack

@@ -19,12 +19,12 @@ import pytest
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.listeners.acking import ack_first
-from bot.server import HealthCheck, RunningServer, make_wsgi_app, serve_in_thread
 from bot.services import Services
-from bot.slack_app import ReplyPool, build_app, require_ack_first
-from bot.slack_client import build_web_client
-from bot.watch import OK, SlackLink
+from bot.slack.app import ReplyPool, build_app, require_ack_first
+from bot.slack.client import build_web_client
+from bot.slack.listeners.acking import ack_first
+from bot.slack.server import HealthCheck, RunningServer, make_wsgi_app, serve_in_thread
+from bot.slack.slack_link import OK, SlackLink
 from tests.fakeslack import FakeSlack
 from tests.netlink import Link
 from tests.serveproc import local_request

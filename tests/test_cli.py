@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.app import app
 from bot.store import Store
 from tests.fixtures_util import ROLE_SLUGS, seed_files
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import app
+from bot.cli.app import app
 from bot.services import FINGERPRINT_KEY, Services
 from bot.store import Store
 from bot.store.ledger import Ledger

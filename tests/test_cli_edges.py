@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import app
+from bot.cli.app import app
 from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import ROLE_SLUGS, seed_files

@@ -10,17 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.commands import (
-    FALLBACKS,
-    SUBCOMMANDS,
-    Command,
-    Kind,
-    clean_text,
-    help_lines,
-    help_text,
-    parse_command,
-)
 from bot.domain import Note, Reader, RoleSubscription, Verdict
+from bot.notes.search import MAX_QUERY_CHARS
 from bot.render.blocks import MORE_ACTION_ID
 from bot.render.replies import (
     MorePage,
@@ -31,7 +22,16 @@ from bot.render.replies import (
     subscribe_reply,
     unknown_roles_reply,
 )
-from bot.search import MAX_QUERY_CHARS
+from bot.slack.prdigest import (
+    FALLBACKS,
+    SUBCOMMANDS,
+    Command,
+    Kind,
+    clean_text,
+    help_lines,
+    help_text,
+    parse_command,
+)
 from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.fakeslack import validate_blocks
 

@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
-from bot.commands import parse_command, run_command
-from bot.corrections import fix_note
 from bot.domain import Verdict
+from bot.readers.corrections import fix_note
 from bot.render.replies import Message
 from bot.services import Services, ingest_paths
+from bot.slack.prdigest import parse_command, run_command
 from bot.store.readers import MAX_WATCHES
 from tests.fixtures_util import seed_files
 

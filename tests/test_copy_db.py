@@ -11,12 +11,12 @@ import sqlalchemy as sa
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.app import app
 from bot.config import check_database_url, load_settings
-from bot.delivery import Pacing, publish_weekly_digest
+from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.domain import Verdict
 from bot.services import Services, lookup
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from bot.store import Store
 from tests.conftest import PG_ADMIN_URL, SLACK_TOKEN
 from tests.fakeslack import FakeSlack

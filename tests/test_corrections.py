@@ -10,8 +10,8 @@ import pytest
 
 import bot.classify
 from bot.classify import MODEL_FILES, classifier_fingerprint, classify
-from bot.corrections import FixError, fix_note, reclassify, reclassify_if_changed
 from bot.domain import Verdict
+from bot.readers.corrections import FixError, fix_note, reclassify, reclassify_if_changed
 from bot.services import FINGERPRINT_KEY, Services, ingest_paths
 from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.fixtures_util import FIXTURES, seed_files

@@ -9,7 +9,7 @@ import pytest
 from bot.config import SettingsError, load_settings
 from bot.domain import Note, NoteFix, Role, Verdict
 from bot.render.blocks import REVISED_MARK, menu_note_block
-from bot.render.corrections import (
+from bot.render.fix_modal import (
     FixForm,
     fix_modal,
     fix_saved_reply,

@@ -12,18 +12,18 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from bot.delivery import (
+from bot.delivery.weekly import (
     EVENT_TYPE,
     DeliveryError,
     Pacing,
     RunResult,
     publish_weekly_digest,
 )
-from bot.digest import section_role
 from bot.domain import Note
+from bot.notes.digest import section_role
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.services import Services, preview_digest
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger, LostClaimError
 from bot.store.schema import delivered_messages, digest_runs
 from tests.conftest import DIGEST_CHANNEL
@@ -460,7 +460,7 @@ def test_post_command_exit_codes(
 ) -> None:
     from typer.testing import CliRunner
 
-    from bot.cli import app
+    from bot.cli.app import app
 
     runner = CliRunner()
     write_notes(posting, "a.txt", ["FP8 MoE 内核 (#95000)"])

@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from bot.delivery import Pacing, publish_weekly_digest
-from bot.prometheus import PrometheusMetrics
+from bot.delivery.weekly import Pacing, publish_weekly_digest
+from bot.ops.prometheus import PrometheusMetrics
 from bot.services import Services
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import ROLE_SLUGS

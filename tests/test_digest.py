@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.digest import build_digest, week_bounds, week_label
 from bot.domain import Note, Verdict
+from bot.notes.digest import build_digest, week_bounds, week_label
 from bot.taxonomy import load_taxonomy
 
 TAXONOMY = load_taxonomy(None)

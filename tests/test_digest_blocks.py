@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.digest import build_digest
 from bot.domain import Confidence, Note, Verdict
+from bot.notes.digest import build_digest
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.render.digest_blocks import (
     DmSection,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.dm_fanout import DmFanout
-from bot.pacing import RateController
-from bot.posting import DeliveryError
+from bot.delivery.dm_fanout import DmFanout
+from bot.delivery.pacing import RateController
+from bot.delivery.posting import DeliveryError
 from bot.store.ledger import Part
 from tests.fakeslack import FakeSlack
 from tests.sending_util import bot_client, make_part

@@ -17,8 +17,8 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from typer.testing import CliRunner
 
-from bot.cli import app as cli_app
-from bot.slack_client import BOT_SCOPES
+from bot.cli.app import app as cli_app
+from bot.slack.client import BOT_SCOPES
 from bot.store import Store
 from bot.store.sql import MIGRATIONS
 from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN

@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from bot.delivery import Pacing, publish_weekly_digest
+from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.domain import Verdict
 from bot.render.blocks import MORE_ACTION_ID, NOTE_MENU_ACTION_ID, REVISED_MARK
-from bot.render.corrections import fix_modal
+from bot.render.fix_modal import fix_modal
 from bot.render.mrkdwn import escape
-from bot.server import SocketModeConnection
 from bot.services import Services, ingest_paths
-from bot.slack_app import build_app
-from bot.slack_client import build_web_client
+from bot.slack.app import build_app
+from bot.slack.client import build_web_client
+from bot.slack.server import SocketModeConnection
 from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack, validate_blocks
 from tests.fixtures_util import seed_files

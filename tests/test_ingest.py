@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.ingest import (
+from bot.notes.ingest import (
     MAX_BLOCK_CHARS,
     NoteFileError,
     normalise_title,

@@ -13,9 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.classify import build_classifier
-from bot.cli import app
+from bot.cli.app import app
 from bot.domain import Classification, Confidence, Note, Verdict
-from bot.ingest import parse_note_file
 from bot.llm_reader import (
     INVALID_TRIP,
     InvalidAnswer,
@@ -25,7 +24,8 @@ from bot.llm_reader import (
     parse_answer,
     unsure,
 )
-from bot.prometheus import PrometheusMetrics
+from bot.notes.ingest import parse_note_file
+from bot.ops.prometheus import PrometheusMetrics
 from bot.services import FINGERPRINT_KEY, Services, ingest_paths
 from bot.store import Store
 from bot.taxonomy import load_taxonomy

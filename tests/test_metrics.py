@@ -14,11 +14,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.delivery import publish_weekly_digest
-from bot.prometheus import PrometheusMetrics, measure_store
-from bot.server import HealthCheck, make_ops_app, serve_in_thread
+from bot.delivery.weekly import publish_weekly_digest
+from bot.ops.prometheus import PrometheusMetrics, measure_store
 from bot.services import Services, ingest_paths
-from bot.slack_client import CallMetrics, build_web_client
+from bot.slack.client import CallMetrics, build_web_client
+from bot.slack.server import HealthCheck, make_ops_app, serve_in_thread
 from bot.store import Store
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files

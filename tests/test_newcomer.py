@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import app
+from bot.cli.app import app
 from bot.services import Services, ingest_paths
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from bot.pacing import ChannelPacer, RateController
+from bot.delivery.pacing import ChannelPacer, RateController
 from tests.sending_util import ManualClock
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bot.cli import app
-from bot.ingest import find_note_files, parse_note_file
-from bot.sample_notes import bundled_notes_dir
+from bot.cli.app import app
+from bot.notes.ingest import find_note_files, parse_note_file
+from bot.notes.sample_notes import bundled_notes_dir
 from bot.store import Store
 
 ROOT = Path(__file__).parents[1]

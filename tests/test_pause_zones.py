@@ -16,11 +16,11 @@ import pytest
 import sqlalchemy as sa
 import time_machine
 
-from bot.commands import parse_command, run_command
-from bot.corrections import fix_note
-from bot.delivery import Pacing, RunResult, publish_weekly_digest
+from bot.delivery.weekly import Pacing, RunResult, publish_weekly_digest
+from bot.readers.corrections import fix_note
 from bot.services import Services, ingest_paths
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
+from bot.slack.prdigest import parse_command, run_command
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
 

@@ -27,12 +27,6 @@ from pydantic import SecretStr
 from slack_bolt import App
 
 from bot.domain import MAX_NOTE_ID, Verdict
-from bot.listeners.payloads import (
-    FOREIGN_COMMAND,
-    NO_USER_COMMAND,
-    read_payload,
-    whole_number,
-)
 from bot.render.blocks import (
     FIX_OPTION,
     MORE_ACTION_ID,
@@ -42,19 +36,25 @@ from bot.render.blocks import (
     SUBSCRIBE_ACTION_ID,
     UNWATCH_ACTION_ID,
 )
-from bot.render.corrections import fix_modal
+from bot.render.fix_modal import fix_modal
 from bot.render.replies import MorePage, role_action_id
-from bot.server import (
+from bot.services import Services, ingest_paths
+from bot.slack.app import ReplyPool, build_app
+from bot.slack.client import build_web_client
+from bot.slack.listeners.payloads import (
+    FOREIGN_COMMAND,
+    NO_USER_COMMAND,
+    read_payload,
+    whole_number,
+)
+from bot.slack.server import (
     HealthCheck,
     RunningServer,
     SocketModeConnection,
     make_wsgi_app,
     serve_in_thread,
 )
-from bot.services import Services, ingest_paths
-from bot.slack_app import ReplyPool, build_app
-from bot.slack_client import build_web_client
-from bot.watch import OK, SlackLink
+from bot.slack.slack_link import OK, SlackLink
 from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import FIXTURES, seed_files

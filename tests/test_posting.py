@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.posting import EVENT_TYPE, ChannelPoster, DeliveryError
+from bot.delivery.posting import EVENT_TYPE, ChannelPoster, DeliveryError
 from bot.store.ledger import Part
 from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack

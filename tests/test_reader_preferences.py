@@ -11,13 +11,13 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.delivery import Pacing, RunResult, publish_weekly_digest
+from bot.delivery.weekly import Pacing, RunResult, publish_weekly_digest
 from bot.domain import Note, Verdict
+from bot.notes.search import text_query
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
-from bot.search import text_query
 from bot.services import ingest_default
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack
 from tests.slacksign import event_body

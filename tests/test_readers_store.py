@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 
 from bot.domain import Pause, Reader, RoleSubscription, Verdict
-from bot.search import text_query
+from bot.notes.search import text_query
 from bot.services import Services, ingest_paths
 from bot.store import Store
 from bot.store.readers import MAX_WATCHES, WatchOutcome

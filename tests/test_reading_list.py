@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from bot.domain import Pause, Reader, RoleSubscription, Verdict
-from bot.reading_list import AWAY_MAX_NOTES, select_reading
+from bot.readers.reading_list import AWAY_MAX_NOTES, select_reading
 from bot.taxonomy import load_taxonomy
 from tests.test_commands import note
 

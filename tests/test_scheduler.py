@@ -12,8 +12,7 @@ import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from bot.config import load_settings
-from bot.delivery import Pacing
-from bot.scheduler import (
+from bot.delivery.scheduler import (
     JOB_ID,
     build_scheduler,
     catch_up,
@@ -22,8 +21,9 @@ from bot.scheduler import (
     run_scheduled_digest,
     start_scheduler,
 )
+from bot.delivery.weekly import Pacing
 from bot.services import Services
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger
 from tests.conftest import DIGEST_CHANNEL
 from tests.fakeslack import FakeSlack

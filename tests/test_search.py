@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.search import (
+from bot.notes.search import (
     MAX_QUERY_CHARS,
     QueryError,
     match_ids,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot.ingest import parse_note_file
+from bot.notes.ingest import parse_note_file
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
 from tests.serve_process import clean_env, free_port, start

@@ -11,10 +11,10 @@ import sqlalchemy as sa
 import yaml
 from typer.testing import CliRunner
 
-from bot.cli import app as cli_app
-from bot.commands import SUBCOMMANDS
+from bot.cli.app import app as cli_app
 from bot.services import Services
-from bot.slack_client import BOT_SCOPES
+from bot.slack.client import BOT_SCOPES
+from bot.slack.prdigest import SUBCOMMANDS
 from tests.fakeslack import FakeSlack
 from tests.serve_process import clean_env, free_port, http_get, running, stop, wait_until
 from tests.test_slack_app import TOKEN, Harness, start_harness

@@ -19,15 +19,15 @@ import pytest
 import sqlalchemy as sa
 from slack_sdk.signature import Clock, SignatureVerifier
 
-from bot.delivery import Pacing, publish_weekly_digest
-from bot.prometheus import PrometheusMetrics, measure_store
+from bot.delivery.weekly import Pacing, publish_weekly_digest
+from bot.notes.search import MAX_QUERY_CHARS
+from bot.ops.prometheus import PrometheusMetrics, measure_store
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, UNSUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
-from bot.search import MAX_QUERY_CHARS
-from bot.server import HealthCheck, RunningServer, make_wsgi_app, serve_in_thread
 from bot.services import Services, ingest_paths
-from bot.slack_app import build_app
-from bot.slack_client import build_web_client
+from bot.slack.app import build_app
+from bot.slack.client import build_web_client
+from bot.slack.server import HealthCheck, RunningServer, make_wsgi_app, serve_in_thread
 from tests.fakeslack import FakeSlack, validate_blocks
 from tests.fixtures_util import seed_files
 from tests.serveproc import local_request

@@ -18,15 +18,15 @@ import pytest
 from slack_sdk import WebClient
 from typer.testing import CliRunner
 
-from bot.cli import app
-from bot.delivery import DeliveryError, Pacing, publish_weekly_digest
-from bot.scheduler import resume_after_outage
-from bot.server import HealthCheck, make_wsgi_app, serve_in_thread
+from bot.cli.app import app
+from bot.delivery.scheduler import resume_after_outage
+from bot.delivery.weekly import DeliveryError, Pacing, publish_weekly_digest
 from bot.services import Services
-from bot.slack_app import build_app
-from bot.slack_client import describe_unreachable, is_unreachable
+from bot.slack.app import build_app
+from bot.slack.client import describe_unreachable, is_unreachable
+from bot.slack.server import HealthCheck, make_wsgi_app, serve_in_thread
+from bot.slack.slack_link import Backoff, SlackLink
 from bot.store.ledger import Ledger
-from bot.watch import Backoff, SlackLink
 from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
 from tests.fakeslack import FakeSlack
 from tests.netlink import Link
@@ -255,7 +255,7 @@ def test_serve_logs_an_outage_once_answers_503_and_recovers(
         finally:
             stop.set()
             bot.server.stop()
-    said = [r for r in caplog.records if r.name == "bot.watch"]
+    said = [r for r in caplog.records if r.name == "bot.slack.slack_link"]
     outage = [r for r in said if "unreachable" in r.getMessage()]
     assert len(outage) == 1, [r.getMessage() for r in said]
     assert outage[0].levelno == logging.ERROR

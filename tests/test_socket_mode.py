@@ -17,10 +17,10 @@ from urllib.parse import parse_qsl
 import pytest
 
 from bot.domain import Verdict
-from bot.server import SocketModeConnection
 from bot.services import Services, ingest_paths
-from bot.slack_app import ReplyPool, build_app
-from bot.slack_client import build_web_client
+from bot.slack.app import ReplyPool, build_app
+from bot.slack.client import build_web_client
+from bot.slack.server import SocketModeConnection
 from tests.fakeslack import FakeSlack
 from tests.fixtures_util import seed_files
 from tests.slacksign import event_body, slash_command_body

@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from bot.domain import Classification, Confidence, ParsedNote, Verdict
-from bot.search import text_query
+from bot.notes.search import text_query
 from bot.store import FileResult, Store, StoreError, index_note
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)

@@ -24,6 +24,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from bot.store.clock import aware, utcnow
 from bot.store.schema import (
     delivered_messages,
     digest_run_notes,
@@ -32,7 +33,6 @@ from bot.store.schema import (
     note_fixes,
     notes,
 )
-from bot.store.sql import aware, utcnow
 
 OPEN = "open"
 DONE = "done"

@@ -11,8 +11,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from bot.domain import Pause, Reader, RoleSubscription, Verdict
+from bot.store.clock import utcnow
+from bot.store.locks import lock_reader
 from bot.store.schema import pauses, subscriptions, watches
-from bot.store.sql import lock_reader, utcnow
 
 MAX_WATCHES = 20  # saved searches per reader
 

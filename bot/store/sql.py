@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -18,8 +18,11 @@ from sqlalchemy.engine import Connection, Engine
 
 from bot.config import hide_password, masked_url
 from bot.domain import Classification, Confidence, Note, NoteFix, ParsedNote, Verdict, count_text
-from bot.ingest import content_hash, note_key
-from bot.search import Query, QueryTerm, index_text, match_ids, verdict_token
+from bot.notes.ingest import content_hash, note_key
+from bot.notes.search import Query, QueryTerm, index_text, match_ids, verdict_token
+from bot.store.clock import aware, utcnow
+from bot.store.locks import MIGRATION_LOCK, NOTES_LOCK, lock_reader, lock_writes
+from bot.store.readers import Readers
 from bot.store.schema import (
     llm_readings,
     metadata,
@@ -30,9 +33,6 @@ from bot.store.schema import (
     subscriptions,
 )
 
-if TYPE_CHECKING:
-    from bot.store.readers import Readers
-
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -41,8 +41,6 @@ SCHEMA_HEAD = "0008"  # the newest revision in migrations/versions (a test check
 _CHUNK = 500
 COUNT_CAP = 1000
 MAX_ROW_ID = 2**63 - 1  # the largest id SQLite INTEGER and PostgreSQL BIGINT hold
-MIGRATION_LOCK, NOTES_LOCK = 727001, 727002  # PostgreSQL advisory lock keys
-READER_LOCKS = 727003  # ... and the first key of the (key, reader hash) pairs
 TITLE_TIER_MAX = 200
 
 
@@ -141,15 +139,6 @@ def _filter_notes(
     return stmt
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def aware(value: datetime) -> datetime:
-    """SQLite returns naive datetimes; everything stored is UTC."""
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
 def _use_wal(cursor: Any) -> None:
     """Switch to WAL, waiting for other processes doing the same.
 
@@ -196,37 +185,6 @@ def create_db_engine(url: str) -> Engine:
     )
 
 
-def _lock_writes(conn: Connection, key: int) -> None:
-    """Make this transaction the only writer of its kind until it ends; others wait.
-
-    Several processes (replicas, a scheduled ingest) may write at once, and their reads
-    decide their writes. PostgreSQL: a transaction-scoped advisory lock on `key`. SQLite:
-    BEGIN IMMEDIATE takes the database's write lock now (the driver would otherwise begin
-    only at the first write, after those reads); the busy timeout makes others wait.
-    """
-    if conn.dialect.name == "postgresql":
-        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
-    elif conn.dialect.name == "sqlite":
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-
-def lock_reader(conn: Connection, team_id: str, user_id: str) -> None:
-    """Make this transaction the only one changing one reader's settings until it ends.
-
-    Call it first in the transaction: what it then reads (a count against a limit, a row
-    that decides insert or update) stays true until it commits. PostgreSQL: an advisory
-    lock on the reader (other readers go on); SQLite: the database's write lock, as
-    SQLite has no finer one.
-    """
-    if conn.dialect.name == "postgresql":
-        conn.execute(
-            sa.text("SELECT pg_advisory_xact_lock(:space, hashtext(:reader))"),
-            {"space": READER_LOCKS, "reader": f"{team_id}/{user_id}"},
-        )
-    elif conn.dialect.name == "sqlite":
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-
 def _current_revision(conn: Connection) -> str | None:
     if not sa.inspect(conn).has_table("alembic_version"):
         return None
@@ -248,7 +206,7 @@ def migrate(engine: Engine) -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as conn:
-        _lock_writes(conn, MIGRATION_LOCK)  # several replicas may start at once
+        lock_writes(conn, MIGRATION_LOCK)  # several replicas may start at once
         if _current_revision(conn) == SCHEMA_HEAD:
             return
         config.attributes["connection"] = conn
@@ -323,8 +281,6 @@ class Store:
     @property
     def readers(self) -> Readers:
         """Verdict filters, saved searches and pauses."""
-        from bot.store.readers import Readers
-
         return Readers(self.engine)
 
     @property
@@ -381,7 +337,7 @@ class Store:
         """
         now = now or utcnow()
         with self.engine.begin() as conn:
-            _lock_writes(conn, NOTES_LOCK)  # concurrent ingests of one folder take turns
+            lock_writes(conn, NOTES_LOCK)  # concurrent ingests of one folder take turns
             return [
                 self._save(conn, parsed, prepare, now, replaces, known_roles) for parsed in files
             ]

@@ -25,10 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bot.config import load_settings
-from bot.server import HealthCheck, make_wsgi_app, serve_in_thread
 from bot.services import Services, ingest_paths
-from bot.slack_app import build_app
-from bot.slack_client import build_web_client
+from bot.slack.app import build_app
+from bot.slack.client import build_web_client
+from bot.slack.server import HealthCheck, make_wsgi_app, serve_in_thread
 from tests.bench.corpus import write_corpus
 from tests.fakeslack import FakeSlack
 from tests.slacksign import signed_headers, slash_command_body

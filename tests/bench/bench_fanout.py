@@ -24,9 +24,9 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from bot.config import load_settings
-from bot.delivery import Pacing, publish_weekly_digest
+from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.services import Services
-from bot.slack_client import build_web_client
+from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger
 from tests.fakeslack import FakeSlack
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bot.config import load_settings
 from bot.domain import Verdict
-from bot.reading_list import ReadingPlan
+from bot.readers.reading_list import ReadingPlan
 from bot.services import Services, ingest_paths
 from bot.store.ledger import Ledger
 from tests.bench.bench_lookup import QUERIES

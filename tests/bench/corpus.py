@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from bot.ingest import parse_note_file
+from bot.notes.ingest import parse_note_file
 from tests.fixtures_util import FIXTURES
 
 FLAVOURS = [

@@ -50,7 +50,7 @@ NEW_SQLITE = [
     "INSERT INTO notes_fts(notes_fts) VALUES ('rebuild')",
     "INSERT INTO notes_title_fts(notes_title_fts) VALUES ('rebuild')",
 ]
-# The body index also carries the title's tokens and a verdict token (see bot.search).
+# The body index also carries the title's tokens and a verdict token (see bot.notes.search).
 SEARCH_BODY = (
     "UPDATE notes SET search_body = search_title || ' ' || search_body || ' 0prdv' || verdict_rank"
 )

@@ -17,7 +17,7 @@ from apscheduler.triggers.cron import CronTrigger
 from slack_sdk import WebClient
 
 from bot.config import Settings
-from bot.delivery import (
+from bot.delivery.weekly import (
     DeliveryError,
     Pacing,
     RunResult,
@@ -25,7 +25,7 @@ from bot.delivery import (
     resume_unfinished_runs,
     slot_key,
 )
-from bot.digest import now_utc
+from bot.notes.digest import now_utc
 from bot.services import Services
 from bot.store import describe_unavailable, is_unavailable
 from bot.store.ledger import Ledger

@@ -1,14 +1,14 @@
 """Readers' own settings from `/prdigest`: saved searches (`watch`) and pauses.
 
 Each function does one change for one user and returns the reply; bad input never gets
-here (the parser in `bot.commands` refuses it), except what needs the clock or the store.
+here (the parser in `bot.slack.prdigest` refuses it), except what needs the clock or the store.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 
-from bot.reading_list import AWAY_MAX_NOTES
+from bot.readers.reading_list import AWAY_MAX_NOTES
 from bot.render.blocks import escaped
 from bot.render.replies import Message, confirm_reply, error_reply, pause_text
 from bot.services import Services, lookup

@@ -6,7 +6,7 @@ back-off, `/healthz` answers 503, and the callbacks given to `on_recovery` run w
 answers again (the scheduler resumes an interrupted digest there). Listeners whose Web API
 call got no answer report it here (`report`), which asks `auth.test` before calling it an
 outage. A response_url that does not answer is Slack's reply endpoint, not the Web API: it
-is logged where it happens (`bot.slack_app`) and changes nothing here.
+is logged where it happens (`bot.slack.app`) and changes nothing here.
 
 `Backoff` is the one retry schedule: 1 s, doubling, at most 60 s.
 """
@@ -24,7 +24,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.slack_client import describe_unreachable, is_unreachable, sdk_logger
+from bot.slack.client import describe_unreachable, is_unreachable, sdk_logger
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web import SlackResponse
 
 from bot.config import Settings, SettingsError, load_settings
-from bot.ingest import NoteFileError, find_note_files, parse_note_file
-from bot.slack_client import BOT_SCOPES, describe_unreachable
+from bot.notes.ingest import NoteFileError, find_note_files, parse_note_file
+from bot.slack.client import BOT_SCOPES, describe_unreachable
 from bot.store.sql import MIGRATIONS, describe_unavailable
 from bot.taxonomy import TaxonomyError, load_taxonomy
 
@@ -172,7 +172,7 @@ def check_database(url: str) -> str:
 def _client(settings: Settings) -> WebClient:
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else ""
     base_url = settings.slack_api_url.rstrip("/") + "/"
-    quiet = logging.getLogger("bot.doctor.slack")
+    quiet = logging.getLogger("bot.ops.doctor.slack")
     quiet.setLevel(logging.CRITICAL)  # a failed request is reported once, by its check
     return WebClient(
         token=token, base_url=base_url, timeout=SLACK_TIMEOUT, retry_handlers=[], logger=quiet
@@ -285,7 +285,7 @@ def check_digests(folder: Path) -> str:
 
 
 def check_schedule(settings: Settings, now: datetime) -> str:
-    from bot.scheduler import digest_trigger
+    from bot.delivery.scheduler import digest_trigger
 
     trigger = digest_trigger(settings)
     times: list[datetime] = []

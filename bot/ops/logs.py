@@ -18,7 +18,6 @@ from typing import Any, TextIO
 TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 _run_id: ContextVar[int | None] = ContextVar("prdigest_run_id", default=None)
-_json = False
 
 
 @contextmanager
@@ -79,21 +78,22 @@ def _json_formatter() -> logging.Formatter:
 
 def configure_logging(level: int | str, log_format: str = "text") -> None:
     """Log to stderr at `level`: text lines, or JSON objects when `log_format` is "json"."""
-    global _json
     root = logging.getLogger()
-    _json = log_format == "json"
-    if _json:
-        for handler in [h for h in root.handlers if isinstance(h, _JsonLines)]:
-            root.removeHandler(handler)
+    as_json = log_format == "json"
+    for handler in [h for h in root.handlers if isinstance(h, _JsonLines)]:
+        root.removeHandler(handler)
+    if as_json:
         root.addHandler(_JsonLines())
     else:
         logging.basicConfig(format=TEXT_FORMAT)
     root.setLevel(level)
     # Alembic announces each of its plugins at INFO whenever the schema is checked: noise.
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
-    logging.captureWarnings(_json)
+    logging.captureWarnings(as_json)
 
 
 def json_logging() -> bool:
-    """True when log lines are JSON (so the CLI logs its own notices instead of printing)."""
-    return _json
+    """True when log lines are JSON (so the CLI logs its own notices instead of printing).
+
+    Read from the root logger's handlers, the one record of how logging was configured."""
+    return any(isinstance(h, _JsonLines) for h in logging.getLogger().handlers)

@@ -20,8 +20,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from bot.pacing import ChannelPacer, Clock, MonotonicClock
-from bot.slack_client import describe_unreachable
+from bot.delivery.pacing import ChannelPacer, Clock, MonotonicClock
+from bot.slack.client import describe_unreachable
 from bot.store.ledger import Part
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ Nothing here runs at import time; `prdigest serve` and the tests call `build_app
 Acknowledge first: each listener acknowledges in the thread that received the request (the
 HTTP server's, or Socket Mode's), and everything slow (the store, replies to the
 response_url, Web API calls such as views.publish) runs afterwards on the `ReplyPool`, as
-Bolt's lazy listeners (`bot.listeners.acking`). A reply that hangs therefore never delays
+Bolt's lazy listeners (`bot.slack.listeners.acking`). A reply that hangs therefore never delays
 anyone's acknowledgement; it holds one pool thread for at most `REPLY_TIMEOUT_SECONDS`.
 """
 
@@ -36,13 +36,13 @@ from slack_sdk.models.attachments import Attachment
 from slack_sdk.models.blocks import Block
 from slack_sdk.webhook import WebhookClient, WebhookResponse
 
-from bot.listeners import actions, commands, corrections, events
-from bot.listeners.payloads import PayloadCheck
 from bot.render.replies import failure_reply, store_unavailable_reply
 from bot.services import Services
-from bot.slack_client import describe_reply_failure, is_unreachable, sdk_logger, unreachable_reason
+from bot.slack.client import describe_reply_failure, is_unreachable, sdk_logger, unreachable_reason
+from bot.slack.listeners import actions, commands, corrections, events
+from bot.slack.listeners.payloads import PayloadCheck
+from bot.slack.slack_link import OK, SlackLink
 from bot.store import describe_unavailable, is_unavailable
-from bot.watch import OK, SlackLink
 
 log = logging.getLogger(__name__)
 
@@ -252,7 +252,7 @@ def build_app(
 def require_ack_first(app: App) -> None:
     """Refuse a listener registered without lazy work: with `process_before_response` it
     would run whole before Slack gets its acknowledgement. Register it with
-    `bot.listeners.acking.ack_first` (or Bolt's `ack=`/`lazy=` form) instead."""
+    `bot.slack.listeners.acking.ack_first` (or Bolt's `ack=`/`lazy=` form) instead."""
     for listener in app._listeners:  # no public way to reach the registered functions
         if isinstance(listener, CustomListener) and not listener.lazy_functions:
             name = getattr(listener.ack_function, "__name__", "a listener")

@@ -2,9 +2,9 @@
 `/metrics`.
 
 `POST /slack/events` carries slash commands, interactivity and events (one Request URL for
-all three), each acknowledged before its work runs (`bot.slack_app`); `GET /healthz`
+all three), each acknowledged before its work runs (`bot.slack.app`); `GET /healthz`
 answers 200 once the store answers and the bot token passed `auth.test`, else 503 with the
-failing check named; `GET /metrics` is the Prometheus text exposition (`bot.prometheus`).
+failing check named; `GET /metrics` is the Prometheus text exposition (`bot.ops.prometheus`).
 In Socket Mode the last two are served alone (`make_ops_app`) on `PRDIGEST_METRICS_PORT`.
 """
 
@@ -28,12 +28,12 @@ from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_sdk import WebClient
 
 from bot.config import Settings
-from bot.listeners.payloads import bolt_can_read
+from bot.slack.listeners.payloads import bolt_can_read
+from bot.slack.slack_link import SlackLink
 from bot.store import Store
-from bot.watch import SlackLink
 
 if TYPE_CHECKING:
-    from bot.prometheus import PrometheusMetrics
+    from bot.ops.prometheus import PrometheusMetrics
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def missing_slack_settings(settings: Settings) -> list[str]:
 
 @dataclass
 class HealthCheck:
-    """Store ping plus the Slack link's status (`bot.watch.SlackLink`): a good token stays
+    """Store ping plus the Slack link's status (`slack_link.SlackLink`): a good token stays
     good, so it is asked once; a failure is asked again with back-off."""
 
     store: Store
@@ -272,7 +272,7 @@ class SocketModeConnection:
     """Bolt's built-in Socket Mode client: no public URL needed, Slack pushes over a websocket.
 
     Its own threads (10) run each envelope's acknowledgement, as waitress' threads do in HTTP
-    mode; the work after it waits on the app's reply pool, never these (`bot.slack_app`).
+    mode; the work after it waits on the app's reply pool, never these (`bot.slack.app`).
     """
 
     def __init__(self, bolt_app: App, app_token: str, client: WebClient) -> None:

@@ -2,7 +2,7 @@
 
 Slack wants every request acknowledged within 3 s. A listener registered with `ack_first`
 is one of Bolt's lazy listeners: `acknowledge` answers in the thread that received the
-request, and the function itself runs afterwards on the reply pool (`bot.slack_app`), so a
+request, and the function itself runs afterwards on the reply pool (`bot.slack.app`), so a
 reply that hangs never delays anyone's acknowledgement. The function may still call
 `ack()`; by then it is a no-op.
 """

@@ -9,9 +9,9 @@ from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from bot.commands import COMMAND_NAME, parse_command, run_command
 from bot.render.replies import error_reply
 from bot.services import Services
+from bot.slack.prdigest import COMMAND_NAME, parse_command, run_command
 
 RECEIVED = "received_at"  # in the context: when the command arrived (time.monotonic)
 

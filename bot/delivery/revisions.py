@@ -17,9 +17,9 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from bot.delivery.pacing import ChannelPacer
+from bot.delivery.posting import EVENT_TYPE, DeliveryError, explain_slack_error, explain_unreachable
 from bot.domain import Role, RoleSection
-from bot.pacing import ChannelPacer
-from bot.posting import EVENT_TYPE, DeliveryError, explain_slack_error, explain_unreachable
 from bot.render.blocks import menu_note_block
 from bot.render.digest_blocks import Message, role_heading
 from bot.services import Services

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.domain import Note, Pause, Reader
-from bot.search import match_ids, parse_query
+from bot.notes.search import match_ids, parse_query
 from bot.store import Store
 from bot.store.ledger import Ledger
 from bot.taxonomy import Taxonomy

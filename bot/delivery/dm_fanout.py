@@ -20,8 +20,8 @@ from queue import Empty, SimpleQueue
 
 from slack_sdk import WebClient
 
-from bot.pacing import ChannelPacer, Clock, MonotonicClock, RateController
-from bot.posting import (
+from bot.delivery.pacing import ChannelPacer, Clock, MonotonicClock, RateController
+from bot.delivery.posting import (
     MAX_ATTEMPTS,
     DeliveryError,
     RateLimited,

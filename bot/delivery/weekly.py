@@ -20,21 +20,21 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.config import Settings
-from bot.digest import build_digest, week_label
-from bot.dm_fanout import DmFanout
-from bot.domain import Role
-from bot.logs import run_context
-from bot.pacing import RateController
-from bot.posting import (
+from bot.delivery.dm_fanout import DmFanout
+from bot.delivery.pacing import RateController
+from bot.delivery.posting import (
     EVENT_TYPE,
     ChannelPoster,
     DeliveryError,
     explain_slack_error,
     explain_unreachable,
 )
-from bot.reading_list import ReadingPlan, ReadingSection
+from bot.delivery.revisions import revised_payload, update_revised_messages
+from bot.domain import Role
+from bot.notes.digest import build_digest, week_label
+from bot.ops.logs import run_context
+from bot.readers.reading_list import ReadingPlan, ReadingSection
 from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
-from bot.revisions import revised_payload, update_revised_messages
 from bot.services import Services, ingest_default
 from bot.store.ledger import (
     Claim,
@@ -558,13 +558,39 @@ def publish_weekly_digest(
     channel = require_channel(services)
     if client is None:
         raise DeliveryError("a Slack client is needed to post; set SLACK_BOT_TOKEN")
-    report = ingest_default(services, now)
-    errors = [str(e) for e in report.errors]
+    pacing = pacing or Pacing.from_settings(services.settings)
+    result = RunResult("nothing_new", "nothing new to post", ingest_errors=_ingest(services, now))
+    key = slot_key(slot) if slot is not None else None
+    _claim_and_deliver(services, client, ledger, channel, week, key, pacing, result)
+    if result.runs:
+        _say_posted(result, channel, week)
+    if result.status in ("posted", "nothing_new"):
+        _update_revised(services, client, channel, pacing, result)
+    log.info("weekly digest: %s", result.message)
+    return result
+
+
+def _ingest(services: Services, now: datetime) -> list[str]:
+    """New note files first, so the run posts them; the files that failed, one line each."""
+    errors = [str(e) for e in ingest_default(services, now).errors]
     for error in errors:
         log.warning("note file skipped: %s", error)
+    return errors
+
+
+def _claim_and_deliver(
+    services: Services,
+    client: WebClient,
+    ledger: Ledger,
+    channel: str,
+    week: str,
+    key: str | None,
+    pacing: Pacing,
+    result: RunResult,
+) -> None:
+    """Claim the channel's run for this week (or slot) and deliver it; an unfinished run
+    found first is resumed, then a new claim takes what it left out."""
     owner = process_identity()
-    key = slot_key(slot) if slot is not None else None
-    result = RunResult("nothing_new", "nothing new to post", ingest_errors=errors)
     planner = _channel_planner(services, channel, week)
     for _ in range(_MAX_CLAIMS):
         claim: Claim = ledger.claim_run(
@@ -573,50 +599,48 @@ def publish_weekly_digest(
         if claim.run is not None and claim.outcome in ("new", "resume"):
             if claim.outcome == "resume":
                 log.info("resuming unfinished digest run %s", claim.run.id)
-            _deliver_claimed(
-                services,
-                client,
-                ledger,
-                claim.run,
-                owner,
-                pacing or Pacing.from_settings(services.settings),
-                result,
-            )
+            _deliver_claimed(services, client, ledger, claim.run, owner, pacing, result)
             if claim.outcome == "resume":
                 continue
             break
         if not result.runs:
-            if claim.outcome == "busy":
-                result.status = "busy"
-                result.message = (
-                    f"another process is posting the digest to {channel} "
-                    f"({claim.holder or 'starting'}); nothing posted"
-                )
-            elif claim.outcome == "slot_done":
-                result.status = "slot_done"
-                result.message = f"the digest of slot {key} was already handled"
+            _say_refused(result, claim, channel, key)
         break
-    if result.runs:
-        result.status = "posted"
-        label = "addition to " if result.addition else ""
+
+
+def _say_refused(result: RunResult, claim: Claim, channel: str, key: str | None) -> None:
+    """Why nothing was posted: another process holds the run, or the slot was handled."""
+    if claim.outcome == "busy":
+        result.status = "busy"
         result.message = (
-            f"posted the {label}{week} digest to {channel}: {result.notes} notes, "
-            f"{result.posted} channel messages ({result.found} found already posted), "
-            f"{result.dms} DMs"
+            f"another process is posting the digest to {channel} "
+            f"({claim.holder or 'starting'}); nothing posted"
         )
-    if result.status in ("posted", "nothing_new"):
-        # Notes revised or fixed since they were posted: their messages change in place.
-        updates = update_revised_messages(
-            services,
-            client,
-            channel,
-            per_second=(pacing or Pacing.from_settings(services.settings)).channel_per_second,
-        )
-        result.updated = updates.updated
-        if updates.updated:
-            result.message += f"; {updates.updated} posted messages updated in place (revised)"
-    log.info("weekly digest: %s", result.message)
-    return result
+    elif claim.outcome == "slot_done":
+        result.status = "slot_done"
+        result.message = f"the digest of slot {key} was already handled"
+
+
+def _say_posted(result: RunResult, channel: str, week: str) -> None:
+    result.status = "posted"
+    label = "addition to " if result.addition else ""
+    result.message = (
+        f"posted the {label}{week} digest to {channel}: {result.notes} notes, "
+        f"{result.posted} channel messages ({result.found} found already posted), "
+        f"{result.dms} DMs"
+    )
+
+
+def _update_revised(
+    services: Services, client: WebClient, channel: str, pacing: Pacing, result: RunResult
+) -> None:
+    """Notes revised or fixed since they were posted: their messages change in place."""
+    updates = update_revised_messages(
+        services, client, channel, per_second=pacing.channel_per_second
+    )
+    result.updated = updates.updated
+    if updates.updated:
+        result.message += f"; {updates.updated} posted messages updated in place (revised)"
 
 
 def _preview_updates(

@@ -10,14 +10,11 @@ from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from bot.corrections import FixError, fix_note, note_and_fix
-from bot.listeners.acking import ack_first
-from bot.listeners.actions import _channel, _who
-from bot.listeners.commands import send_ephemeral
-from bot.listeners.payloads import whole_number
-from bot.posting import DeliveryError
+from bot.delivery.posting import DeliveryError
+from bot.delivery.revisions import update_revised_messages
+from bot.readers.corrections import FixError, fix_note, note_and_fix
 from bot.render.blocks import FIX_OPTION, NOTE_MENU_ACTION_ID, SHOW_OPTION
-from bot.render.corrections import (
+from bot.render.fix_modal import (
     FIX_CALLBACK_ID,
     ROLES_BLOCK,
     fix_modal,
@@ -28,8 +25,11 @@ from bot.render.corrections import (
     read_fix_form,
 )
 from bot.render.replies import error_reply
-from bot.revisions import update_revised_messages
 from bot.services import Services
+from bot.slack.listeners.acking import ack_first
+from bot.slack.listeners.actions import _channel, _who
+from bot.slack.listeners.commands import send_ephemeral
+from bot.slack.listeners.payloads import whole_number
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ from typing import Any
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.commands import app_home
-from bot.digest import now_utc
-from bot.listeners.acking import ack_first
+from bot.notes.digest import now_utc
 from bot.services import Services
+from bot.slack.listeners.acking import ack_first
+from bot.slack.prdigest import app_home
 
 
 def register(app: App, services: Services) -> None:

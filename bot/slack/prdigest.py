@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from bot import preferences
-from bot.digest import now_utc, week_bounds, week_label
 from bot.domain import Note, Verdict
-from bot.preferences import MAX_PAUSE_DAYS, MAX_WATCH_CHARS
+from bot.notes.digest import now_utc, week_bounds, week_label
+from bot.notes.search import MAX_QUERY_CHARS, QueryError, text_query
+from bot.readers import preferences
+from bot.readers.preferences import MAX_PAUSE_DAYS, MAX_WATCH_CHARS
 from bot.render import replies
 from bot.render.blocks import escaped
 from bot.render.digest_blocks import ADDITION_LABEL, digest_title
 from bot.render.replies import Message
-from bot.search import MAX_QUERY_CHARS, QueryError, text_query
 from bot.services import (
     PostedThread,
     Services,

@@ -1,0 +1,200 @@
+"""Commands that show or post a week's digest: preview, post."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import replace
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from bot.cli.runtime import (
+    CliError,
+    DependencyError,
+    open_services,
+    out,
+    reclassify_on_start,
+    say,
+    settings_or_exit,
+)
+from bot.config import Settings
+from bot.notes.digest import now_utc, week_bounds
+from bot.notes.sample_notes import bundled_notes_dir, missing_sqlite_file
+from bot.render.terminal import digest_renderable
+from bot.services import Services, ingest_paths, notes_not_ingested, preview_digest
+
+if TYPE_CHECKING:
+    from bot.delivery.weekly import RunResult
+
+
+class _DropErrors(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+@contextmanager
+def _reported_here(logger: logging.Logger) -> Iterator[None]:
+    """Errors `logger` would log are raised to the command too, which prints them as its one
+    line: keep that line from appearing twice (warnings still show)."""
+    dropped = _DropErrors()
+    logger.addFilter(dropped)
+    try:
+        yield
+    finally:
+        logger.removeFilter(dropped)
+
+
+def preview(
+    week: Annotated[
+        str | None,
+        typer.Option(
+            "--week", metavar="WEEK", help="ISO week such as 2026-W48 (default: this week)."
+        ),
+    ] = None,
+) -> None:
+    """Render this week's digest in the terminal, as it would be posted; no Slack needed.
+
+    Ingests PRDIGEST_DIGESTS_DIR first when the store is empty. When that folder does not
+    exist either, previews the bundled sample notes in a temporary store (nothing is kept).
+    """
+    settings = settings_or_exit()
+    if week is not None:
+        try:
+            week_bounds(week, settings.zone)
+        except ValueError as exc:
+            raise CliError(f"--week: {exc}") from None
+    with ExitStack() as stack:
+        notes_dir = settings.digests_dir
+        if not notes_dir.exists() and not _store_has_notes(settings):
+            notes_dir = bundled_notes_dir()
+            scratch = Path(stack.enter_context(TemporaryDirectory(prefix="prdigest-preview-")))
+            say(
+                f"{settings.digests_dir} (PRDIGEST_DIGESTS_DIR) does not exist: previewing the "
+                "sample notes bundled with prdigest, in a temporary store",
+                logging.WARNING,
+            )
+            settings = settings.model_copy(
+                update={"database_url": f"sqlite:///{scratch / 'preview.db'}"}
+            )
+        services = stack.enter_context(open_services(settings))
+        if services.store.count_notes() == 0:
+            report = ingest_paths(services, [notes_dir])
+            for error in report.errors:
+                say(str(error), logging.ERROR, "[red]error[/red] ")
+            say(f"ingested {notes_dir}: {report.summary()}")
+        else:
+            reclassify_on_start(services)
+        digest = preview_digest(services, week, now_utc())
+        out.print(digest_renderable(digest, services.taxonomy))
+
+
+def _store_has_notes(settings: Settings) -> bool:
+    """Whether the configured store holds notes, without creating a missing SQLite file."""
+    if missing_sqlite_file(settings.database_url):
+        return False
+    with open_services(settings) as services:
+        return services.store.count_notes() > 0
+
+
+def post(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the messages instead of posting them.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --dry-run: print Block Kit JSON.")
+    ] = False,
+    channel_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--channel-rate",
+            min=0,
+            metavar="RATE",
+            help="Channel messages/s (PRDIGEST_CHANNEL_RATE).",
+        ),
+    ] = None,
+    dm_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--dm-rate", min=0, metavar="RATE", help="Starting DMs per second (PRDIGEST_DM_RATE)."
+        ),
+    ] = None,
+) -> None:
+    """Post the weekly digest now: every note not yet posted to PRDIGEST_CHANNEL, once.
+
+    Ingests PRDIGEST_DIGESTS_DIR first, then posts one parent message, one thread reply per
+    role and the subscribers' DMs; an unfinished earlier run is finished first. Posts
+    nothing when there is nothing new or another process is posting. --dry-run needs no
+    token and changes nothing (files not yet ingested are not shown).
+    """
+    if as_json and not dry_run:
+        # Without --dry-run the digest would be posted for real, not printed.
+        raise CliError("--json prints the messages of a dry run: use it with --dry-run")
+    settings = settings_or_exit()
+    if not dry_run and settings.slack_bot_token is None:
+        raise CliError("SLACK_BOT_TOKEN is not set (use --dry-run to see the messages)")
+    with open_services(settings) as services:
+        result = _publish_now(services, dry_run, channel_rate, dm_rate)
+        waiting = notes_not_ingested(services) if dry_run else 0
+    _print_run(result, as_json)
+    if waiting:
+        say(
+            f"{waiting} notes in {settings.digests_dir} are not ingested yet and not shown: "
+            "`prdigest post` ingests them first (or run `prdigest ingest`)",
+            logging.WARNING,
+        )
+
+
+def _publish_now(
+    services: Services, dry_run: bool, channel_rate: float | None, dm_rate: float | None
+) -> RunResult:
+    """One run of the weekly job at the rates asked for; Slack's refusal or a run taken over
+    by another process ends the command with one line."""
+    from bot.delivery.weekly import DeliveryError, Pacing, publish_weekly_digest
+    from bot.slack.client import build_web_client
+    from bot.store.ledger import LostClaimError
+
+    settings = services.settings
+    client = None if dry_run else build_web_client(settings)
+    if not dry_run:
+        reclassify_on_start(services)
+    pacing = replace(
+        Pacing.from_settings(settings),
+        channel_per_second=settings.channel_rate if channel_rate is None else channel_rate,
+        dm_per_second=settings.dm_rate if dm_rate is None else dm_rate,
+    )
+    try:
+        with _reported_here(logging.getLogger("bot.delivery.weekly")):
+            return publish_weekly_digest(
+                services, client, now_utc(), dry_run=dry_run, pacing=pacing
+            )
+    except DeliveryError as exc:
+        raise DependencyError(str(exc)) from None
+    except LostClaimError:
+        raise DependencyError(
+            "another process took over this digest run and finishes it; nothing else to do"
+        ) from None
+
+
+def _print_run(result: RunResult, as_json: bool) -> None:
+    """Skipped files, the messages of a dry run (text or Block Kit JSON), then the outcome."""
+    from bot.render.digest_blocks import message_text
+
+    for error in result.ingest_errors:
+        say(error, logging.WARNING, "[yellow]skipped[/yellow] ")
+    for message in result.preview:
+        if as_json:
+            item = {"part": message.part, "channel": message.channel, **message.payload}
+            sys.stdout.write(json.dumps(item, ensure_ascii=False) + "\n")
+        else:
+            out.rule(f"{message.part} → {message.channel}")
+            out.print(message_text(message.payload), highlight=False, markup=False)
+    if as_json:
+        say(result.message)
+    else:
+        out.print(result.message, highlight=False, soft_wrap=True)

@@ -1,0 +1,7 @@
+"""Readers: what each reader asked for and what they get. Subscriptions, watches (saved
+searches), pauses, reading lists, and corrections (a reader's fix of a note's verdict or
+roles, and reclassifying stored notes).
+
+May import: `bot.domain`, `bot.config`, `bot.services`, `bot.notes`, `bot.store`, `bot.render`
+and the classifier; never delivery, Slack, ops or the CLI.
+"""

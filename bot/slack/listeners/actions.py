@@ -1,0 +1,188 @@
+"""Buttons: subscribe / unsubscribe (App Home or a digest message) and "More" pages."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_bolt.context.respond import Respond
+from slack_sdk import WebClient
+
+from bot.notes.digest import now_utc
+from bot.readers import preferences
+from bot.render.blocks import (
+    MORE_ACTION_ID,
+    RESUME_ACTION_ID,
+    SUBSCRIBE_ACTION_ID,
+    UNSUBSCRIBE_ACTION_ID,
+    UNWATCH_ACTION_ID,
+    escaped,
+)
+from bot.render.replies import Message, MorePage, error_reply, roles_reply
+from bot.services import Services
+from bot.slack.listeners.acking import ack_first
+from bot.slack.listeners.commands import send_ephemeral
+from bot.slack.prdigest import app_home, change_subscriptions, lookup_page, week_page
+
+log = logging.getLogger(__name__)
+
+
+def _action_pattern(base: str) -> re.Pattern[str]:
+    """The plain action id (digest messages) or its per-role form (App Home)."""
+    return re.compile(rf"^{re.escape(base)}(:[a-z0-9-]+)?$")
+
+
+def _who(body: dict[str, Any]) -> tuple[str | None, str | None]:
+    user = body.get("user") or {}
+    team = (body.get("team") or {}).get("id") or user.get("team_id")
+    return team, user.get("id")
+
+
+def _channel(body: dict[str, Any]) -> str | None:
+    container = body.get("container") or {}
+    return container.get("channel_id") or (body.get("channel") or {}).get("id")
+
+
+Listener = Callable[..., None]
+
+
+def register(app: App, services: Services) -> None:
+    """One listener per button; each hands Bolt's arguments to a function below."""
+    ack_first(app.action(_action_pattern(SUBSCRIBE_ACTION_ID)))(
+        subscription_button(services, subscribe=True)
+    )
+    ack_first(app.action(_action_pattern(UNSUBSCRIBE_ACTION_ID)))(
+        subscription_button(services, subscribe=False)
+    )
+    ack_first(app.action(RESUME_ACTION_ID))(resume_button(services))
+    ack_first(app.action(_action_pattern(UNWATCH_ACTION_ID)))(unwatch_button(services))
+    ack_first(app.action(MORE_ACTION_ID))(more_button(services))
+
+
+# Bolt passes arguments by parameter name, so each button gets a function with exactly the
+# names it needs, bound to the services it works with.
+
+
+def subscription_button(services: Services, subscribe: bool) -> Listener:
+    def on_subscription_click(
+        ack: Ack,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+    ) -> None:
+        ack()
+        change_subscription(services, body, action, respond, client, subscribe=subscribe)
+
+    return on_subscription_click
+
+
+def resume_button(services: Services) -> Listener:
+    def on_resume(
+        ack: Ack, body: dict[str, Any], respond: Respond | None, client: WebClient
+    ) -> None:
+        ack()
+        team_id, user_id = _who(body)
+        if team_id and user_id:
+            reply = preferences.resume(services, team_id, user_id, now_utc())
+            answer(services, body, respond, client, team_id, user_id, reply)
+
+    return on_resume
+
+
+def unwatch_button(services: Services) -> Listener:
+    def on_unwatch(
+        ack: Ack,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+    ) -> None:
+        ack()
+        team_id, user_id = _who(body)
+        query = str(action.get("value") or "")
+        if team_id and user_id and query:
+            reply = preferences.unwatch(services, team_id, user_id, query)
+            answer(services, body, respond, client, team_id, user_id, reply)
+
+    return on_unwatch
+
+
+def more_button(services: Services) -> Listener:
+    def on_more(
+        ack: Ack,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
+    ) -> None:
+        ack()
+        _team, user_id = _who(body)
+        reply = more_page(services, str(action.get("value") or ""))
+        if user_id:
+            send_ephemeral(respond, client, _channel(body), user_id, reply)
+
+    return on_more
+
+
+def change_subscription(
+    services: Services,
+    body: dict[str, Any],
+    action: dict[str, Any],
+    respond: Respond | None,
+    client: WebClient,
+    subscribe: bool,
+) -> None:
+    """Subscribe to or leave the button's role; App Home is published again, a message
+    gets an ephemeral reply."""
+    team_id, user_id = _who(body)
+    slug = str(action.get("value") or "")
+    if not team_id or not user_id:
+        log.warning("button click without team or user ignored")
+        return
+    role = services.taxonomy.resolve(slug)
+    in_home = (body.get("container") or {}).get("type") == "view"
+    if role is None:
+        reply = error_reply(f"`{escaped(slug, 60)}` is no longer a role; nothing was changed.")
+    else:
+        reply = change_subscriptions(services, team_id, user_id, [role.slug], subscribe=subscribe)
+    if in_home:
+        view = app_home(services, team_id, user_id, now_utc())
+        client.views_publish(user_id=user_id, view=view)
+        return
+    channel = _channel(body)
+    if channel:
+        client.chat_postEphemeral(channel=channel, user=user_id, **reply)
+    else:
+        send_ephemeral(respond, client, None, user_id, reply)
+
+
+def more_page(services: Services, value: str) -> Message:
+    """The next page a "More" button asks for, or why the button no longer works."""
+    page = MorePage.decode(value)
+    if page is None:
+        return error_reply("That button no longer works; run the command again.")
+    if page.kind == MorePage.ROLES:
+        return roles_reply(services.taxonomy, page.offset)
+    if page.kind == MorePage.WEEK:
+        return week_page(services, page.query, page.offset)
+    return lookup_page(services, page.query, page.offset)
+
+
+def answer(
+    services: Services,
+    body: dict[str, Any],
+    respond: Respond | None,
+    client: WebClient,
+    team_id: str,
+    user_id: str,
+    reply: dict[str, Any],
+) -> None:
+    """From App Home: publish the view again; from a message: reply to the user."""
+    if (body.get("container") or {}).get("type") == "view":
+        client.views_publish(user_id=user_id, view=app_home(services, team_id, user_id, now_utc()))
+    else:
+        send_ephemeral(respond, client, _channel(body), user_id, reply)
