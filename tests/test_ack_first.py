@@ -25,10 +25,10 @@ from bot.services import Services
 from bot.slack_app import ReplyPool, build_app, require_ack_first
 from bot.slack_client import build_web_client
 from bot.watch import OK, SlackLink
-from tests.fakeslack import FakeSlack
-from tests.netlink import Link
-from tests.serveproc import local_request
-from tests.slacksign import event_body, signed_headers, slash_command_body
+from tests.support.fakeslack import FakeSlack
+from tests.support.netlink import Link
+from tests.support.process import local_request
+from tests.support.slacksign import event_body, signed_headers, slash_command_body
 
 TOKEN = "xoxb-test"
 SECRET = "ack-first-secret"

@@ -22,10 +22,10 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from tests.fakeslack import FakeSlack
-from tests.serveproc import SECRET, ServeProcess, local_request
-from tests.slacksign import event_body, signed_headers, slash_command_body
-from tests.socketslack import (
+from tests.support.fakeslack import FakeSlack
+from tests.support.process import SECRET, ServeProcess, local_request
+from tests.support.slacksign import event_body, signed_headers, slash_command_body
+from tests.support.socketslack import (
     SocketSlack,
     event_envelope,
     slash_envelope,

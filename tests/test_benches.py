@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm import FakeLLM
+from tests.support.fakellm import FakeLLM
 
 pytestmark = pytest.mark.slow
 

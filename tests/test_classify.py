@@ -19,7 +19,6 @@ from bot.classify import build_classifier, classify
 from bot.domain import Confidence, Verdict
 from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.bench.agreement import ANSWERS, ROLE_ANSWERS, answers, role_answers
-from tests.fixtures_util import FIXTURES
 from tests.labelled import (
     DEV_SETS,
     FROZEN,
@@ -31,6 +30,7 @@ from tests.labelled import (
     score,
     unseen_digest,
 )
+from tests.support.notefiles import FIXTURES
 
 DEV_NAMED_F1 = 0.9
 DEV_OTHER_F1 = 0.8

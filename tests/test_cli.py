@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -10,24 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.store import Store
-from tests.fixtures_util import ROLE_SLUGS, seed_files
-
-runner = CliRunner()
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
-def json_lines(text: str) -> list[dict[str, object]]:
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+from tests.support.cli import json_lines, run
+from tests.support.notefiles import ROLE_SLUGS, seed_files
 
 
 def test_every_command_has_help() -> None:

@@ -10,11 +10,10 @@ from bot.cli import app
 from bot.services import FINGERPRINT_KEY, Services
 from bot.store import Store
 from bot.store.ledger import Ledger
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
-from tests.test_cli import json_lines, run, runner
-from tests.test_corrections import replacing_roles
-from tests.test_delivery import cli_env
+from tests.support.cli import cli_env, json_lines, run, runner
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import seed_files
+from tests.support.notes import replacing_roles
 
 
 def test_fix_validates_roles_and_stores_who(env: Path, db_url: str) -> None:

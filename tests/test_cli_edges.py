@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from bot.cli import app
-from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import ROLE_SLUGS, seed_files
-from tests.test_cli import run, runner
-from tests.test_newcomer import COMMANDS
+from tests.support.cli import COMMANDS, run, runner
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import ROLE_SLUGS, seed_files
+from tests.support.testenv import DIGEST_CHANNEL, SLACK_TOKEN
 
 
 def test_roles_opens_no_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,7 @@ from bot.commands import (
     help_text,
     parse_command,
 )
-from bot.domain import Note, Reader, RoleSubscription, Verdict
+from bot.domain import Reader, RoleSubscription, Verdict
 from bot.render.blocks import MORE_ACTION_ID
 from bot.render.replies import (
     MorePage,
@@ -33,32 +33,13 @@ from bot.render.replies import (
 )
 from bot.search import MAX_QUERY_CHARS
 from bot.taxonomy import Taxonomy, load_taxonomy
-from tests.fakeslack import validate_blocks
+from tests.support.fakeslack import validate_blocks
+from tests.support.notes import note
 
 
 @pytest.fixture(scope="module")
 def taxonomy() -> Taxonomy:
     return load_taxonomy(None)
-
-
-def note(i: int, title: str = "A note", excerpt: str = "for kernel people") -> Note:
-    at = datetime(2026, 11, 23, tzinfo=UTC)
-    return Note(
-        id=i,
-        repo="vllm-project/vllm",
-        title=f"{title} {i}",
-        paragraph="值得精读",
-        pr=1000 + i,
-        pr_url=f"https://github.com/vllm-project/vllm/pull/{1000 + i}",
-        roles=("kernels", "moe-quant"),
-        primary_role="kernels",
-        verdict=Verdict.DEEP,
-        role_verdicts={"moe-quant": Verdict.SKIM},
-        excerpt=excerpt,
-        source="x.txt:1",
-        ingested_at=at,
-        updated_at=at,
-    )
 
 
 # ---------------------------------------------------------------- parsing

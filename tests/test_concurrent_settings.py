@@ -17,7 +17,7 @@ from bot.domain import Verdict
 from bot.render.replies import Message
 from bot.services import Services, ingest_paths
 from bot.store.readers import MAX_WATCHES
-from tests.fixtures_util import seed_files
+from tests.support.notefiles import seed_files
 
 TEAM, USER = "T1", "U1"
 THREADS = 40

@@ -2,43 +2,26 @@
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.config import check_database_url, load_settings
+from bot.config import check_database_url
 from bot.delivery import Pacing, publish_weekly_digest
 from bot.domain import Verdict
 from bot.services import Services, lookup
 from bot.slack_client import build_web_client
 from bot.store import Store
-from tests.conftest import PG_ADMIN_URL, SLACK_TOKEN
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
+from tests.support.delivery import sqlite_services
+from tests.support.fakeslack import FakeSlack
+from tests.support.testenv import PG_ADMIN_URL
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 FAST = Pacing(channel_per_second=0, dm_per_second=0)
-
-
-def sqlite_services(tmp_path: Path, slack: FakeSlack) -> Services:
-    digests = tmp_path / "source-digests"
-    digests.mkdir()
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
-    settings = load_settings(
-        database_url=f"sqlite:///{tmp_path / 'source.db'}",
-        digests_dir=digests,
-        channel="C0DIGEST",
-        slack_api_url=slack.api_url,
-        slack_bot_token=SecretStr(SLACK_TOKEN),
-    )
-    return Services.build(settings)
 
 
 def test_copy_moves_notes_subscriptions_and_ledger(

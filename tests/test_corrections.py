@@ -14,28 +14,12 @@ from bot.corrections import FixError, fix_note, reclassify, reclassify_if_change
 from bot.domain import Verdict
 from bot.services import FINGERPRINT_KEY, Services, ingest_paths
 from bot.taxonomy import Taxonomy, load_taxonomy
-from tests.fixtures_util import FIXTURES, seed_files
 from tests.labelled import load_set
-from tests.test_identity import only_note, write
+from tests.support.notefiles import FIXTURES, seed_files
+from tests.support.notes import only_note, replacing_roles, write
 
 FP8 = "值得做 FP8 量化与 MoE 内核的工程师精读，改动了 fused_moe 的 FP8 路径。"
 DOCS = "文档修正，可略过。"
-
-
-def replacing_roles(folder: Path) -> Path:
-    """A roles file that replaces the defaults with three roles, the last matching nothing."""
-    path = folder / "roles.toml"
-    path.write_text(
-        'mode = "replace"\n'
-        '[[roles]]\nslug = "kernels"\nname_zh = "内核"\nname_en = "Kernels"\n'
-        'keywords = { "kernel" = 3.0, "cuda" = 3.0, "内核" = 3.0 }\n'
-        '[[roles]]\nslug = "serving"\nname_zh = "服务"\nname_en = "Serving"\n'
-        'keywords = { "api" = 3.0, "scheduler" = 3.0, "调度" = 3.0, "多模态" = 3.0 }\n'
-        '[[roles]]\nslug = "zz-last"\nname_zh = "最后"\nname_en = "Last"\n'
-        'keywords = { "nothing-matches-this" = 3.0 }\n',
-        encoding="utf-8",
-    )
-    return path
 
 
 def test_a_fix_wins_and_survives_a_revised_paragraph_and_reclassification(

@@ -19,7 +19,7 @@ from bot.render.corrections import (
     read_fix_form,
 )
 from bot.taxonomy import Taxonomy, load_taxonomy
-from tests.fakeslack import payload_markup_problems, validate_blocks
+from tests.support.fakeslack import payload_markup_problems, validate_blocks
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 HOSTILE = "<!channel> & <https://evil.example|click> 修复 <@U0BOSS>"

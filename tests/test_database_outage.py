@@ -15,11 +15,11 @@ import sqlalchemy as sa
 
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.services import Services
-from tests.conftest import SLACK_TOKEN
-from tests.fakeslack import FakeSlack
-from tests.pgcluster import Cluster
-from tests.serveproc import ServeProcess
-from tests.test_slack_app import start_harness
+from tests.support.fakeslack import FakeSlack
+from tests.support.pgcluster import Cluster
+from tests.support.process import ServeProcess
+from tests.support.slackapp import start_harness
+from tests.support.testenv import SLACK_TOKEN
 
 PASSWORD = "hunter2-not-to-be-shown"
 _replies = itertools.count(1)

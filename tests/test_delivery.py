@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections import Counter
@@ -26,18 +25,17 @@ from bot.services import Services, preview_digest
 from bot.slack_client import build_web_client
 from bot.store.ledger import Ledger, LostClaimError
 from bot.store.schema import delivered_messages, digest_runs
-from tests.conftest import DIGEST_CHANNEL
-from tests.fakeslack import FakeSlack, validate_blocks
-from tests.fixtures_util import seed_files
-
-CHANNEL = DIGEST_CHANNEL
-NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # Monday of 2026-W48
-FAST = Pacing(channel_per_second=0, dm_per_second=0)
-
-
-def add_seed_notes(services: Services) -> None:
-    for path in seed_files():
-        shutil.copy(path, services.settings.digests_dir / path.name)
+from tests.support.cli import cli_env
+from tests.support.delivery import (
+    CHANNEL,
+    NOW,
+    add_seed_notes,
+    channel_messages,
+    note_ids,
+    publish,
+    thread_note_ids,
+)
+from tests.support.fakeslack import FakeSlack, validate_blocks
 
 
 def write_notes(
@@ -49,32 +47,8 @@ def write_notes(
     (services.settings.digests_dir / name).write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
 
 
-def publish(services: Services, now: datetime = NOW, **kwargs: Any) -> RunResult:
-    client = build_web_client(services.settings)
-    kwargs.setdefault("pacing", FAST)
-    return publish_weekly_digest(services, client, now, **kwargs)
-
-
-def channel_messages(slack: FakeSlack) -> list[dict[str, Any]]:
-    return slack.messages_in(CHANNEL)
-
-
 def part_of(message: dict[str, Any]) -> str:
     return str(message["metadata"]["event_payload"]["part"])
-
-
-def note_ids(message: dict[str, Any]) -> list[int]:
-    return [
-        int(b["block_id"].removeprefix("note-"))
-        for b in message.get("blocks", [])
-        if str(b.get("block_id", "")).startswith("note-")
-    ]
-
-
-def thread_note_ids(slack: FakeSlack) -> list[int]:
-    return [
-        i for m in channel_messages(slack) if m.get("thread_ts") != m["ts"] for i in note_ids(m)
-    ]
 
 
 def assert_valid_and_unique(slack: FakeSlack) -> None:
@@ -443,16 +417,6 @@ def test_preview_without_week_shows_the_unposted_selection(
 def test_channel_is_required(services: Services) -> None:
     with pytest.raises(DeliveryError, match="PRDIGEST_CHANNEL"):
         publish_weekly_digest(services, None, NOW)
-
-
-def cli_env(monkeypatch: pytest.MonkeyPatch, services: Services, token: bool = True) -> None:
-    settings = services.settings
-    monkeypatch.setenv("PRDIGEST_DATABASE_URL", settings.database_url)
-    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(settings.digests_dir))
-    monkeypatch.setenv("PRDIGEST_CHANNEL", CHANNEL)
-    monkeypatch.setenv("PRDIGEST_SLACK_API_URL", settings.slack_api_url)
-    if token:
-        monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
 
 
 def test_post_command_exit_codes(

@@ -23,8 +23,8 @@ import pytest
 
 from bot.store import Store
 from bot.store.ledger import Ledger
-from tests.fakeslack import Call, FakeSlack
-from tests.fixtures_util import seed_files
+from tests.support.fakeslack import Call, FakeSlack
+from tests.support.notefiles import seed_files
 
 CHANNEL = "C0DIGEST"
 ROOT = Path(__file__).resolve().parent.parent

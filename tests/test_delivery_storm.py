@@ -12,9 +12,9 @@ from bot.prometheus import PrometheusMetrics
 from bot.services import Services
 from bot.slack_client import build_web_client
 from bot.store.ledger import Ledger
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import ROLE_SLUGS
-from tests.test_delivery import NOW, add_seed_notes, note_ids, publish, thread_note_ids
+from tests.support.delivery import NOW, add_seed_notes, note_ids, publish, thread_note_ids
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import ROLE_SLUGS
 
 SUBSCRIBERS = 60
 

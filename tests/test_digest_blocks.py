@@ -20,7 +20,7 @@ from bot.render.digest_blocks import (
     role_messages,
 )
 from bot.taxonomy import Taxonomy, load_taxonomy
-from tests.fakeslack import validate_blocks
+from tests.support.fakeslack import validate_blocks
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 TAXONOMY: Taxonomy = load_taxonomy(None)

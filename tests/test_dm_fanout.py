@@ -13,8 +13,8 @@ from bot.dm_fanout import DmFanout
 from bot.pacing import RateController
 from bot.posting import DeliveryError
 from bot.store.ledger import Part
-from tests.fakeslack import FakeSlack
-from tests.sending_util import bot_client, make_part
+from tests.support.fakeslack import FakeSlack
+from tests.support.sending import bot_client, make_part
 
 
 class Recorded:

@@ -21,10 +21,10 @@ from bot.cli import app as cli_app
 from bot.slack_client import BOT_SCOPES
 from bot.store import Store
 from bot.store.sql import MIGRATIONS
-from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
-from tests.serve_process import ROOT, free_port
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import seed_files
+from tests.support.process import ROOT, free_port
+from tests.support.testenv import DIGEST_CHANNEL, SLACK_TOKEN
 
 
 def set_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_url: str, slack: FakeSlack) -> Path:

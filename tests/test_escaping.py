@@ -23,10 +23,15 @@ from bot.render.mrkdwn import ELLIPSIS, clip, escape, escaped, link
 from bot.render.replies import roles_reply
 from bot.services import Services, ingest_paths
 from bot.taxonomy import load_taxonomy
-from tests.fakeslack import FakeSlack, markup_problems, payload_markup_problems, validate_blocks
-from tests.fixtures_util import seed_files
-from tests.test_delivery import CHANNEL, publish
-from tests.test_slack_app import TEAM, USER, Harness, start_harness
+from tests.support.delivery import CHANNEL, publish
+from tests.support.fakeslack import (
+    FakeSlack,
+    markup_problems,
+    payload_markup_problems,
+    validate_blocks,
+)
+from tests.support.notefiles import seed_files
+from tests.support.slackapp import TEAM, USER, Harness, start_harness
 
 HOSTILE = "<!channel> <@U123> <https://evil.example|click> AT&T <#C999> &lt;x&gt;"
 PINGS = ("<!channel>", "<@U123>", "<https://evil.example|click>", "<#C999>")

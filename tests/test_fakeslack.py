@@ -18,9 +18,9 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 from slack_sdk.signature import SignatureVerifier
 
-from tests import fakeslack
-from tests.fakeslack import FakeSlack, validate_blocks
-from tests.slacksign import (
+from tests.support import fakeslack
+from tests.support.fakeslack import FakeSlack, validate_blocks
+from tests.support.slacksign import (
     SLACK_EXAMPLE_BODY,
     SLACK_EXAMPLE_SECRET,
     SLACK_EXAMPLE_SIG,

@@ -8,7 +8,7 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from tests.fakeslack import FakeSlack, validate_blocks
+from tests.support.fakeslack import FakeSlack, validate_blocks
 
 
 def options(count: int) -> list[dict[str, Any]]:

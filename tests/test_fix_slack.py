@@ -22,14 +22,12 @@ from bot.server import SocketModeConnection
 from bot.services import Services, ingest_paths
 from bot.slack_app import build_app
 from bot.slack_client import build_web_client
-from tests.conftest import DIGEST_CHANNEL
-from tests.fakeslack import FakeSlack, validate_blocks
-from tests.fixtures_util import seed_files
-from tests.slacksign import block_actions_body, view_submission_body
-from tests.test_slack_app import TEAM, TOKEN, Harness, start_harness
-from tests.test_socket_mode import SocketSlack, socket_slack
-
-__all__ = ["socket_slack"]
+from tests.support.fakeslack import FakeSlack, validate_blocks
+from tests.support.notefiles import seed_files
+from tests.support.slackapp import TEAM, TOKEN, Harness, start_harness
+from tests.support.slacksign import block_actions_body, view_submission_body
+from tests.support.socketslack import SocketSlack
+from tests.support.testenv import DIGEST_CHANNEL
 
 EDITOR = "U0EDITOR"
 READER = "U0READER"

@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from bot.services import Services, ingest_paths
-
-NOTE = "vllm-project/vllm\n\n{title} (#{pr})\n\n{paragraph}\n"
-
-
-def write(path: Path, title: str, paragraph: str, pr: int = 1, mtime: int | None = None) -> Path:
-    path.write_text(NOTE.format(title=title, pr=pr, paragraph=paragraph), encoding="utf-8")
-    if mtime is not None:
-        os.utime(path, (mtime, mtime))
-    return path
-
-
-def only_note(services: Services) -> tuple[int, str]:
-    [note] = services.store.list_notes()
-    return note.id, note.paragraph
+from tests.support.notes import only_note, write
 
 
 def test_same_note_in_two_files_the_newest_file_wins_and_reingest_is_unchanged(

@@ -17,7 +17,7 @@ from bot.ingest import (
     parse_note_file,
     parse_note_text,
 )
-from tests.fixtures_util import seed_files
+from tests.support.notefiles import seed_files
 
 GOOD = "vllm-project/vllm\n\n标题一 (#123)\n\n第一段，值得精读。\n\nSecond title\n\nA paragraph.\n"
 

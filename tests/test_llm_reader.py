@@ -29,10 +29,10 @@ from bot.prometheus import PrometheusMetrics
 from bot.services import FINGERPRINT_KEY, Services, ingest_paths
 from bot.store import Store
 from bot.taxonomy import load_taxonomy
-from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
-from tests.fakellm import FakeLLM, Reply, note_of
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import ROLE_SLUGS, seed_files
+from tests.support.fakellm import FakeLLM, Reply, note_of
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import ROLE_SLUGS, seed_files
+from tests.support.testenv import DIGEST_CHANNEL, SLACK_TOKEN
 
 MODEL = "test-model"
 runner = CliRunner()

@@ -14,13 +14,13 @@ import pytest
 
 from bot.config import SettingsError, load_settings
 from bot.store import Store
-from tests.conftest import DIGEST_CHANNEL
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
-from tests.serve_process import clean_env, free_port, http_get, running, stop, wait_until
-from tests.slacksign import signed_headers, slash_command_body
-from tests.test_metrics import parse, value
-from tests.test_slack_app import SECRET, TOKEN
+from tests.support.fakeslack import FakeSlack
+from tests.support.metrics import parse, value
+from tests.support.notefiles import seed_files
+from tests.support.process import clean_env, free_port, http_get, running, stop, wait_until
+from tests.support.slackapp import SECRET, TOKEN
+from tests.support.slacksign import signed_headers, slash_command_body
+from tests.support.testenv import DIGEST_CHANNEL
 
 
 def test_serve_logs_one_json_object_per_line(slack: FakeSlack, tmp_path: Path) -> None:

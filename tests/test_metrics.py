@@ -10,7 +10,6 @@ from urllib.parse import parse_qsl
 
 import pytest
 import sqlalchemy as sa
-from prometheus_client.parser import text_string_to_metric_families
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
@@ -20,28 +19,14 @@ from bot.server import HealthCheck, make_ops_app, serve_in_thread
 from bot.services import Services, ingest_paths
 from bot.slack_client import CallMetrics, build_web_client
 from bot.store import Store
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
-from tests.serve_process import clean_env, free_port, http_get, running, stop, wait_until
-from tests.slacksign import slash_command_body
-from tests.test_delivery import FAST, NOW, add_seed_notes
-from tests.test_slack_app import TOKEN, Harness, start_harness
-from tests.test_socket_mode import APP_TOKEN, SocketSlack, socket_slack  # noqa: F401 (fixture)
-
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def parse(text: bytes) -> Samples:
-    """Every sample of a Prometheus text exposition, keyed by name and labels."""
-    samples: Samples = {}
-    for family in text_string_to_metric_families(text.decode()):
-        for sample in family.samples:
-            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return samples
-
-
-def value(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, frozenset(labels.items())), 0.0)
+from tests.support.delivery import FAST, NOW, add_seed_notes
+from tests.support.fakeslack import FakeSlack
+from tests.support.metrics import Samples, parse, value
+from tests.support.notefiles import seed_files
+from tests.support.process import clean_env, free_port, http_get, running, stop, wait_until
+from tests.support.slackapp import TOKEN, Harness, start_harness
+from tests.support.slacksign import slash_command_body
+from tests.support.socketslack import APP_TOKEN, SocketSlack
 
 
 @pytest.fixture
@@ -167,7 +152,7 @@ def test_ops_app_serves_metrics_and_health_alone(services: Services, slack: Fake
 def test_socket_mode_serves_metrics_on_their_port(
     tmp_path: Path,
     db_url: str,
-    socket_slack: SocketSlack,  # noqa: F811 (the imported fixture)
+    socket_slack: SocketSlack,
 ) -> None:
     """`prdigest serve` in Socket Mode: a command over the websocket, counted on
     PRDIGEST_METRICS_PORT (the only HTTP it serves)."""

@@ -17,13 +17,12 @@ import pytest
 
 from bot.cli import app
 from bot.services import Services, ingest_paths
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
-from tests.test_cli import json_lines, run, runner
-from tests.test_slack_app import start_harness
+from tests.support.cli import COMMANDS, json_lines, run, runner
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import seed_files
+from tests.support.slackapp import start_harness
 
 SCRIPT = Path(sys.executable).with_name("prdigest")
-COMMANDS = [c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands]
 
 
 def clean_env(**extra: str) -> dict[str, str]:

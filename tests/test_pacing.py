@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from bot.pacing import ChannelPacer, RateController
-from tests.sending_util import ManualClock
+from tests.support.sending import ManualClock
 
 
 def accept_for(controller: RateController, clock: ManualClock, seconds: float) -> list[float]:

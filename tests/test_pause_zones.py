@@ -21,8 +21,8 @@ from bot.corrections import fix_note
 from bot.delivery import Pacing, RunResult, publish_weekly_digest
 from bot.services import Services, ingest_paths
 from bot.slack_client import build_web_client
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import seed_files
 
 TEAM, PAUSED, AWAKE = "T1", "U1", "U2"
 HALF_HOUR = timedelta(minutes=30)

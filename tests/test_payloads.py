@@ -55,20 +55,18 @@ from bot.services import Services, ingest_paths
 from bot.slack_app import ReplyPool, build_app
 from bot.slack_client import build_web_client
 from bot.watch import OK, SlackLink
-from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import FIXTURES, seed_files
-from tests.serveproc import local_request
-from tests.slacksign import (
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import FIXTURES, seed_files
+from tests.support.process import local_request
+from tests.support.slacksign import (
     block_actions_body,
     event_body,
     signed_headers,
     slash_command_body,
     view_submission_body,
 )
-from tests.test_socket_mode import SocketSlack, socket_slack
-
-__all__ = ["socket_slack"]
+from tests.support.socketslack import SocketSlack
+from tests.support.testenv import DIGEST_CHANNEL, SLACK_TOKEN
 
 SECRET = "test-signing-secret"
 TEAM = "T0001"  # the fake Slack's workspace: what auth.test answers

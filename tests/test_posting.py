@@ -8,9 +8,9 @@ import pytest
 
 from bot.posting import EVENT_TYPE, ChannelPoster, DeliveryError
 from bot.store.ledger import Part
-from tests.conftest import DIGEST_CHANNEL
-from tests.fakeslack import FakeSlack
-from tests.sending_util import ManualClock, bot_client, make_part
+from tests.support.fakeslack import FakeSlack
+from tests.support.sending import ManualClock, bot_client, make_part
+from tests.support.testenv import DIGEST_CHANNEL
 
 
 def part(name: str, kind: str, ts: str | None = None) -> Part:

@@ -18,11 +18,10 @@ from bot.render.replies import role_action_id
 from bot.search import text_query
 from bot.services import ingest_default
 from bot.slack_client import build_web_client
-from tests.conftest import DIGEST_CHANNEL
-from tests.fakeslack import FakeSlack
-from tests.slacksign import event_body
-from tests.test_slack_app import TEAM, TOKEN, USER, Harness, assert_clean
-from tests.test_slack_app import bot as bot  # the app over HTTP, as a fixture
+from tests.support.fakeslack import FakeSlack
+from tests.support.slackapp import TEAM, TOKEN, USER, Harness, assert_clean
+from tests.support.slacksign import event_body
+from tests.support.testenv import DIGEST_CHANNEL
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # Monday of 2026-W48
 

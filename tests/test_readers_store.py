@@ -11,7 +11,7 @@ from bot.search import text_query
 from bot.services import Services, ingest_paths
 from bot.store import Store
 from bot.store.readers import MAX_WATCHES, WatchOutcome
-from tests.fixtures_util import seed_files
+from tests.support.notefiles import seed_files
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from bot.domain import Pause, Reader, RoleSubscription, Verdict
 from bot.reading_list import AWAY_MAX_NOTES, select_reading
 from bot.taxonomy import load_taxonomy
-from tests.test_commands import note
+from tests.support.notes import note
 
 TAXONOMY = load_taxonomy(None)
 T0 = datetime(2026, 11, 23, tzinfo=UTC)

@@ -25,9 +25,9 @@ from bot.scheduler import (
 from bot.services import Services
 from bot.slack_client import build_web_client
 from bot.store.ledger import Ledger
-from tests.conftest import DIGEST_CHANNEL
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import seed_files
+from tests.support.testenv import DIGEST_CHANNEL
 
 BERLIN = ZoneInfo("Europe/Berlin")
 CHANNEL = DIGEST_CHANNEL

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from bot.ingest import parse_note_file
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
-from tests.serve_process import clean_env, free_port, start
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import seed_files
+from tests.support.process import clean_env, free_port, start
 
 pytestmark = pytest.mark.slow
 TOKEN = "xoxb-schedule-test"

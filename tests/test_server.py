@@ -15,9 +15,9 @@ from bot.cli import app as cli_app
 from bot.commands import SUBCOMMANDS
 from bot.services import Services
 from bot.slack_client import BOT_SCOPES
-from tests.fakeslack import FakeSlack
-from tests.serve_process import clean_env, free_port, http_get, running, stop, wait_until
-from tests.test_slack_app import TOKEN, Harness, start_harness
+from tests.support.fakeslack import FakeSlack
+from tests.support.process import clean_env, free_port, http_get, running, stop, wait_until
+from tests.support.slackapp import TOKEN, Harness, start_harness
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from bot.services import PARALLEL_MIN_FILES, Services, ingest_paths, lookup
 from tests.bench.corpus import write_corpus
-from tests.fixtures_util import seed_files
+from tests.support.notefiles import seed_files
 
 
 def stored(services: Services) -> dict[str, tuple[object, ...]]:

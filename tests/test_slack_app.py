@@ -6,32 +6,35 @@ posts to a response_url served by the same fake, and the store is SQLite or Post
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from slack_sdk.signature import Clock, SignatureVerifier
 
 from bot.delivery import Pacing, publish_weekly_digest
-from bot.prometheus import PrometheusMetrics, measure_store
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, UNSUBSCRIBE_ACTION_ID
 from bot.render.replies import role_action_id
 from bot.search import MAX_QUERY_CHARS
-from bot.server import HealthCheck, RunningServer, make_wsgi_app, serve_in_thread
+from bot.server import HealthCheck, make_wsgi_app, serve_in_thread
 from bot.services import Services, ingest_paths
 from bot.slack_app import build_app
 from bot.slack_client import build_web_client
-from tests.fakeslack import FakeSlack, validate_blocks
-from tests.fixtures_util import seed_files
-from tests.serveproc import local_request
-from tests.slacksign import (
+from tests.support.fakeslack import FakeSlack, validate_blocks
+from tests.support.slackapp import (
+    SECRET,
+    TEAM,
+    TOKEN,
+    USER,
+    Harness,
+    assert_clean,
+    start_harness,
+    texts,
+)
+from tests.support.slacksign import (
     SLACK_EXAMPLE_BODY,
     SLACK_EXAMPLE_SECRET,
     SLACK_EXAMPLE_SIG,
@@ -43,102 +46,6 @@ from tests.slacksign import (
     slash_command_body,
     url_verification_body,
 )
-
-TOKEN = "xoxb-test"
-SECRET = "test-signing-secret"
-TEAM = "T0001"
-USER = "U123"
-_response_ids = itertools.count(1)
-
-
-@dataclass
-class Harness:
-    """The app served over HTTP on an ephemeral port, talking to a FakeSlack."""
-
-    slack: FakeSlack
-    services: Services
-    server: RunningServer
-    secret: str = SECRET
-
-    def post(
-        self,
-        body: str,
-        *,
-        headers: dict[str, str] | None = None,
-        path: str = "/slack/events",
-    ) -> tuple[int, bytes]:
-        sent = headers if headers is not None else signed_headers(self.secret, body)
-        return self.request("POST", path, body.encode(), sent)
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: bytes | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, bytes]:
-        return local_request(self.server.port, method, path, body, headers)
-
-    def response_url(self) -> str:
-        return f"http://127.0.0.1:{self.slack.port}/response/{next(_response_ids)}"
-
-    def command(self, text: str, user: str = USER, **extra: Any) -> tuple[int, dict[str, Any]]:
-        """Run `/prdigest text`; returns the ack status and the payload sent to response_url."""
-        url = self.response_url()
-        status, _ = self.post(slash_command_body(text, user_id=user, response_url=url, **extra))
-        return status, self.reply(url)
-
-    def reply(self, url: str, timeout: float = 10.0) -> dict[str, Any]:
-        path = url.split(str(self.slack.port), 1)[1]
-        calls = self.slack.wait_for(path, timeout=timeout)
-        return calls[-1].params
-
-    def click(self, action_id: str, value: str, **extra: Any) -> int:
-        status, _ = self.post(block_actions_body(action_id, value, **extra))
-        return status
-
-
-def start_harness(
-    services: Services,
-    slack: FakeSlack,
-    *,
-    ingest: bool = True,
-    metrics: PrometheusMetrics | None = None,
-) -> Harness:
-    """The app as `prdigest serve` wires it in HTTP mode (with `/metrics` given metrics)."""
-    if ingest:
-        ingest_paths(services, seed_files())
-    settings = services.settings.model_copy(update={"slack_api_url": slack.api_url})
-    client = build_web_client(settings, token=TOKEN, metrics=metrics)
-    if metrics is not None:
-        services.metrics = metrics
-        measure_store(metrics, services.store, settings.channel)
-    app = build_app(services, client, signing_secret=SECRET, socket_mode=False)
-    wsgi = make_wsgi_app(app, HealthCheck(services.store, client), metrics)
-    return Harness(slack, services, serve_in_thread(wsgi))
-
-
-@pytest.fixture
-def bot(services: Services, slack: FakeSlack) -> Iterator[Harness]:
-    harness = start_harness(services, slack)
-    try:
-        yield harness
-    finally:
-        harness.server.stop()
-
-
-def texts(payload: dict[str, Any]) -> str:
-    """Every string in a reply, to check what a user could read."""
-    return json.dumps(payload, ensure_ascii=False)
-
-
-def assert_clean(payload: dict[str, Any], surface: str = "message") -> None:
-    assert payload.get("text"), "a plain-text fallback is required"
-    assert validate_blocks(payload.get("blocks", []), surface) == []
-    shown = texts(payload)
-    assert "Traceback" not in shown
-    assert "Error(" not in shown and "Exception" not in shown
-
 
 # ---------------------------------------------------------------- commands
 

@@ -27,13 +27,13 @@ from bot.slack_app import build_app
 from bot.slack_client import describe_unreachable, is_unreachable
 from bot.store.ledger import Ledger
 from bot.watch import Backoff, SlackLink
-from tests.conftest import DIGEST_CHANNEL, SLACK_TOKEN
-from tests.fakeslack import FakeSlack
-from tests.netlink import Link
-from tests.serveproc import ServeProcess
-from tests.socketslack import SocketSlack
-from tests.test_copy_db import sqlite_services
-from tests.test_slack_app import SECRET, Harness
+from tests.support.delivery import sqlite_services
+from tests.support.fakeslack import FakeSlack
+from tests.support.netlink import Link
+from tests.support.process import ServeProcess
+from tests.support.slackapp import SECRET, Harness
+from tests.support.socketslack import SocketSlack
+from tests.support.testenv import DIGEST_CHANNEL, SLACK_TOKEN
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 SUBSCRIBER = ("T0001", "U0SUB")

@@ -21,19 +21,17 @@ from bot.server import SocketModeConnection
 from bot.services import Services, ingest_paths
 from bot.slack_app import ReplyPool, build_app
 from bot.slack_client import build_web_client
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
-from tests.slacksign import event_body, slash_command_body
-from tests.socketslack import SocketSlack, event_envelope, slash_envelope, socket_slack_running
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import seed_files
+from tests.support.slacksign import event_body, slash_command_body
+from tests.support.socketslack import (
+    APP_TOKEN,
+    SocketSlack,
+    event_envelope,
+    slash_envelope,
+)
 
 TOKEN = "xoxb-test"
-APP_TOKEN = "xapp-test"
-
-
-@pytest.fixture
-def socket_slack() -> Iterator[SocketSlack]:
-    with socket_slack_running() as fake:
-        yield fake
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
-from tests.fixtures_util import ROLE_SLUGS
+from tests.support.notefiles import ROLE_SLUGS
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,8 @@
-"""`prdigest serve` as an operator runs it: a child process in HTTP mode whose stderr is
-collected line by line while it runs, reachable with plain and signed HTTP requests."""
+"""A real `prdigest` process for tests: a clean environment, a free port, waiting on it.
+
+`start`/`running` give a bare `python -m bot ARGS` child; `ServeProcess` is `prdigest serve`
+as an operator runs it, in HTTP mode, its stderr collected line by line while it runs and
+reachable with plain and signed requests (`local_request`)."""
 
 from __future__ import annotations
 
@@ -11,19 +14,62 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from tests.slacksign import signed_headers, slash_command_body
+import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.slacksign import signed_headers, slash_command_body
+
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "serve-signing-secret"
 
 
 def free_port() -> int:
+    """A port nothing listens on (also what an unreachable service looks like)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def clean_env(**settings: str) -> dict[str, str]:
+    """This environment without any PRDIGEST_ or SLACK_ variable, the package importable,
+    plus `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "SLACK_"))}
+    return {**env, "PYTHONPATH": str(ROOT), **settings}
+
+
+def start(cwd: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """`python -m bot ARGS` with stdout and stderr captured as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@contextmanager
+def running(cwd: Path, env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]:
+    """`start`, and kill the process on the way out if it is still running."""
+    proc = start(cwd, env, *args)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    """SIGTERM, wait for the exit, return what it wrote on stderr."""
+    proc.send_signal(signal.SIGTERM)
+    return proc.communicate(timeout=15)[1]
 
 
 def local_request(
@@ -44,20 +90,42 @@ def local_request(
         conn.close()
 
 
+def http_get(url: str) -> tuple[int, bytes]:
+    """Status and body; an HTTP error status is an answer too."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def wait_until(
+    condition: Callable[[], bool], proc: subprocess.Popen[str], what: str, timeout: float = 60
+) -> None:
+    """Poll `condition` (a refused connection counts as not yet); fail with the process's
+    stderr if it exits or the time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if condition():
+                return
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    if proc.poll() is None:
+        proc.kill()
+    pytest.fail(f"{what}; the process said: {proc.communicate()[1][-3000:]}")
+
+
 class ServeProcess:
     """`python -m bot serve` with `env` on top of a clean environment (no PRDIGEST_ or
     SLACK_ variables of the caller's)."""
 
     def __init__(self, cwd: Path, env: dict[str, str], *args: str) -> None:
         self.port = free_port()
-        clean = {k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "SLACK_"))}
-        full = {
-            **clean,
-            "PYTHONPATH": str(ROOT),
-            "PRDIGEST_PORT": str(self.port),
-            "SLACK_SIGNING_SECRET": SECRET,
-            **env,
-        }
+        full = clean_env(PRDIGEST_PORT=str(self.port), SLACK_SIGNING_SECRET=SECRET, **env)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", *args],
             cwd=cwd,

@@ -18,6 +18,8 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import Server, ServerConnection, serve
 
+APP_TOKEN = "xapp-test"
+
 
 class SocketSlack:
     """Sends `hello`, then queued envelopes; records what comes back and when."""

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.serveproc import free_port
+from tests.support.process import free_port
 
 SERVER_USER = "postgres"
 

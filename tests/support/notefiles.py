@@ -1,10 +1,10 @@
-"""Paths of the fixture files shared by several test modules."""
+"""The fixture files shared by several test modules: the sample notes and the default roles."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def seed_files() -> list[Path]:

@@ -10,8 +10,8 @@ from slack_sdk import WebClient
 from bot.config import load_settings
 from bot.slack_client import build_web_client
 from bot.store.ledger import Part
-from tests.conftest import SLACK_TOKEN
-from tests.fakeslack import FakeSlack
+from tests.support.fakeslack import FakeSlack
+from tests.support.testenv import SLACK_TOKEN
 
 
 class ManualClock:
