@@ -15,7 +15,7 @@ from tests.model_files import MANIFEST, TOOLCHAIN, agreement, read_manifest, tra
 
 DATA = MANIFEST.parent
 MODEL_FILES = ("role_model.json", "verdict_model.json", "audience_model.json", "verdict_blend.json")
-PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 
 @pytest.mark.parametrize("name", MODEL_FILES)

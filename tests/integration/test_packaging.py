@@ -17,7 +17,7 @@ from bot.ingest import find_note_files, parse_note_file
 from bot.sample_notes import bundled_notes_dir
 from bot.store import Store
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 runner = CliRunner()
 
 

@@ -27,7 +27,7 @@ from tests.support.fakeslack import Call, FakeSlack
 from tests.support.notefiles import seed_files
 
 CHANNEL = "C0DIGEST"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 

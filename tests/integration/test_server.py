@@ -99,7 +99,7 @@ def test_serve_runs_and_stops_on_sigterm(slack: FakeSlack, tmp_path: Path) -> No
         assert "Traceback" not in stderr
 
 
-MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "slack-app-manifest.yaml"
+MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "slack-app-manifest.yaml"
 
 
 def test_manifest_asks_only_for_what_is_used() -> None:

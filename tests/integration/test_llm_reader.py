@@ -1,5 +1,5 @@
 """Notes read by a model server: the real `openai` client against the fake server of
-tests/fakellm.py, through the real CLI and store, on SQLite and PostgreSQL."""
+tests/support/fakellm.py, through the real CLI and store, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from tests.support.fakellm import FakeLLM
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # (module and small arguments, a piece of what its last part prints)
 RUNS = {
@@ -40,7 +40,7 @@ RUNS = {
     "role_loso": (["--sets", "dev69", "--jobs", "1"], "blend0.15,0.6"),
     "verdict_loso": (["--sets", "dev69"], "| dev69 | 10 |"),
     "verdict_report": ([], "| all held out |"),
-    # CI has no model server: the fake one of tests/fakellm.py answers ({fake} is its URL).
+    # CI has no model server: the fake one of tests/support/fakellm.py answers ({fake} is its URL).
     "bench_llm": (
         ["--sets", "val1", "--limit", "12", "--url", "{fake}", "--model", "test-model"],
         "llm (every note)",

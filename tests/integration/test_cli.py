@@ -154,7 +154,7 @@ def test_bad_setting_names_the_variable(env: Path, monkeypatch: pytest.MonkeyPat
 def test_console_script_preview_from_a_fresh_directory(tmp_path: Path) -> None:
     """The README's run command, as a subprocess with the default SQLite store."""
     work = tmp_path / "fresh"
-    shutil.copytree(Path(__file__).parents[1] / "digests", work / "digests")
+    shutil.copytree(Path(__file__).parents[2] / "digests", work / "digests")
     script = Path(sys.executable).with_name("prdigest")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "SLACK_"))}
     done = subprocess.run(

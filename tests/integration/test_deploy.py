@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 DEPLOY = ROOT / "deploy"
 BIN = Path(sys.executable).parent
 
