@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh store on SQLite and on PostgreSQL, settings without secrets."""
+"""Shared fixtures for every test folder: a fresh store on SQLite and on PostgreSQL,
+settings without secrets, the fake Slack (Web API, Socket Mode) and the app served over HTTP."""
 
 from __future__ import annotations
 
@@ -16,15 +17,13 @@ from bot.config import Settings, load_settings
 from bot.services import Services
 from bot.store import Store
 from bot.taxonomy import load_taxonomy
-from tests.fakeslack import FakeSlack
-from tests.fixtures_util import seed_files
+from tests.support.fakeslack import FakeSlack
+from tests.support.notefiles import seed_files
+from tests.support.slackapp import Harness, start_harness
+from tests.support.socketslack import SocketSlack, socket_slack_running
+from tests.support.testenv import DIGEST_CHANNEL, PG_ADMIN_URL, SLACK_TOKEN
 
-PG_ADMIN_URL = os.environ.get(
-    "PRDIGEST_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 SLACK_ENV = ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN")
-SLACK_TOKEN = "xoxb-test"
-DIGEST_CHANNEL = "C0DIGEST"
 
 
 @pytest.fixture(autouse=True)
@@ -149,3 +148,20 @@ def posting(services: Services, slack: FakeSlack) -> Services:
         }
     )
     return services
+
+
+@pytest.fixture
+def bot(services: Services, slack: FakeSlack) -> Iterator[Harness]:
+    """The app over HTTP with the sample notes ingested, talking to the fake Slack."""
+    harness = start_harness(services, slack)
+    try:
+        yield harness
+    finally:
+        harness.server.stop()
+
+
+@pytest.fixture
+def socket_slack() -> Iterator[SocketSlack]:
+    """Slack's side of a Socket Mode connection, on a local websocket port."""
+    with socket_slack_running() as fake:
+        yield fake

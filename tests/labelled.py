@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bot.domain import Classification
 from bot.notes.ingest import parse_note_text
-from tests.fixtures_util import FIXTURES
+from tests.support.notefiles import FIXTURES
 
 NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
 # Held-out sets: each frozen with the sha256 in the `.sha256` file beside it.

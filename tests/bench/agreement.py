@@ -20,7 +20,6 @@ from typing import Any
 from bot.classify import build_classifier
 from bot.domain import Classification
 from bot.taxonomy import load_taxonomy
-from tests.fixtures_util import FIXTURES
 from tests.labelled import (
     Labelled,
     RoleScore,
@@ -29,6 +28,7 @@ from tests.labelled import (
     named_macro_f1,
     verdict_right,
 )
+from tests.support.notefiles import FIXTURES
 
 # The second reader's answers: the file, and the sets whose notes it answers, in order.
 ANSWERS = {

@@ -30,8 +30,8 @@ from bot.slack.app import build_app
 from bot.slack.client import build_web_client
 from bot.slack.server import HealthCheck, make_wsgi_app, serve_in_thread
 from tests.bench.corpus import write_corpus
-from tests.fakeslack import FakeSlack
-from tests.slacksign import signed_headers, slash_command_body
+from tests.support.fakeslack import FakeSlack
+from tests.support.slacksign import signed_headers, slash_command_body
 
 SECRET = "bench-secret"
 TOKEN = "xoxb-bench"

@@ -28,7 +28,7 @@ from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.services import Services
 from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger
-from tests.fakeslack import FakeSlack
+from tests.support.fakeslack import FakeSlack
 
 TOKEN = "xoxb-bench"
 CHANNEL = "C0BENCH"

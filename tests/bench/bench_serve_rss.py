@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from tests.bench.corpus import write_corpus
-from tests.fakeslack import FakeSlack
-from tests.slacksign import signed_headers, slash_command_body
+from tests.support.fakeslack import FakeSlack
+from tests.support.slacksign import signed_headers, slash_command_body
 
 SECRET = "bench-secret"
 TOKEN = "xoxb-bench"

@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 
 from bot.notes.ingest import parse_note_file
-from tests.fixtures_util import FIXTURES
+from tests.support.notefiles import FIXTURES
 
 FLAVOURS = [
     "跟进",
