@@ -26,6 +26,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from typer.models import CommandFunctionType
 
 from bot import __version__
+from bot.classify.taxonomy import TaxonomyError, load_taxonomy
 from bot.config import Settings, SettingsError, check_database_url, load_settings, masked_url
 from bot.digest import now_utc, week_bounds
 from bot.domain import Verdict, count_text
@@ -37,7 +38,6 @@ from bot.sample_notes import bundled_notes_dir, missing_sqlite_file
 from bot.search import QueryError
 from bot.services import Services, ingest_paths, lookup, notes_not_ingested, preview_digest
 from bot.store import Store, StoreError, describe_unavailable, is_unavailable
-from bot.taxonomy import TaxonomyError, load_taxonomy
 
 if TYPE_CHECKING:
     from bot.server import RunningServer, ShutdownSignal, SocketModeConnection, WsgiApp

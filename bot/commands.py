@@ -16,6 +16,7 @@ from datetime import date, datetime
 from typing import Any
 
 from bot import preferences
+from bot.classify.taxonomy import Taxonomy
 from bot.digest import now_utc, week_bounds, week_label
 from bot.domain import Note, Verdict
 from bot.preferences import MAX_PAUSE_DAYS, MAX_WATCH_CHARS
@@ -25,7 +26,6 @@ from bot.render.digest_blocks import digest_title
 from bot.render.replies import Message
 from bot.search import MAX_QUERY_CHARS, QueryError, text_query
 from bot.services import Services, latest_digest, lookup, preview_digest, week_digest
-from bot.taxonomy import Taxonomy
 
 COMMAND_NAME = "/prdigest"
 ALL_WORD = "all"

@@ -18,11 +18,11 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web import SlackResponse
 
+from bot.classify.taxonomy import TaxonomyError, load_taxonomy
 from bot.config import Settings, SettingsError, load_settings
 from bot.ingest import NoteFileError, find_note_files, parse_note_file
 from bot.slack_client import BOT_SCOPES, describe_unreachable
 from bot.store.sql import MIGRATIONS, describe_unavailable
-from bot.taxonomy import TaxonomyError, load_taxonomy
 
 OK, FAIL, SKIP = "ok", "FAIL", "skip"
 SLACK_TIMEOUT = 10

@@ -14,6 +14,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from bot.classify import Classifier, build_classifier, classifier_fingerprint
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.config import Settings
 from bot.digest import build_digest, week_bounds, week_label
 from bot.domain import Digest, Note, ParsedNote, Role
@@ -29,7 +30,6 @@ from bot.metrics import INGEST_OUTCOMES, Metrics, NullMetrics
 from bot.search import Query, parse_query
 from bot.store import IndexedNote, Page, Store, index_note
 from bot.store.ledger import Ledger
-from bot.taxonomy import Taxonomy, load_taxonomy
 
 log = logging.getLogger(__name__)
 

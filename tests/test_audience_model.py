@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.audience_model import (
+from bot.classify import Classifier
+from bot.classify.audience_model import (
     CANDIDATE_MIN,
     OTHERS,
     SURE_MIN,
@@ -19,10 +20,10 @@ from bot.audience_model import (
     load_model,
     pair_features,
 )
-from bot.classify import Classifier, _normalise
+from bot.classify.role_model import load_model as load_role_model
+from bot.classify.rules import _normalise
+from bot.classify.taxonomy import load_taxonomy
 from bot.domain import Classification, Confidence, Verdict
-from bot.role_model import load_model as load_role_model
-from bot.taxonomy import load_taxonomy
 from tests.labelled import DEV_SETS, VALIDATION_SETS, load_set, verdict_right
 from tests.train_audience_model import main as train_main
 

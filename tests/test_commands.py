@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.commands import (
     FALLBACKS,
     SUBCOMMANDS,
@@ -32,7 +33,6 @@ from bot.render.replies import (
     unknown_roles_reply,
 )
 from bot.search import MAX_QUERY_CHARS
-from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.fakeslack import validate_blocks
 
 

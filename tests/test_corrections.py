@@ -10,10 +10,10 @@ import pytest
 
 import bot.classify
 from bot.classify import MODEL_FILES, classifier_fingerprint, classify
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.corrections import FixError, fix_note, reclassify, reclassify_if_changed
 from bot.domain import Verdict
 from bot.services import FINGERPRINT_KEY, Services, ingest_paths
-from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.fixtures_util import FIXTURES, seed_files
 from tests.labelled import load_set
 from tests.test_identity import only_note, write

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.classify import build_classifier
-from bot.domain import Classification, Confidence, Verdict
-from bot.role_model import (
+from bot.classify.role_model import (
     ADD_MIN,
     KEEP_MIN,
     MODEL_PATH,
@@ -21,8 +20,9 @@ from bot.role_model import (
     load_model,
     note_features,
 )
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import features
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.verdict_model import features
+from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import load_set
 from tests.model_files import agreement
 from tests.train_role_model import main as train_main

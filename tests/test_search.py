@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.classify.taxonomy import load_taxonomy
 from bot.search import MAX_QUERY_CHARS, QueryError, parse_query, text_query, tokenize
-from bot.taxonomy import load_taxonomy
 
 TAXONOMY = load_taxonomy(None)
 

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from bot.classify import Classifier, _normalise, build_classifier
-from bot.domain import Classification, Confidence, Verdict
-from bot.taxonomy import Taxonomy, load_taxonomy
-from bot.verdict_model import (
+from bot.classify import Classifier, build_classifier
+from bot.classify.rules import _normalise
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
+from bot.classify.verdict_model import (
     DEEP_MIN,
     SHORT_FEATURES,
     SURE_MIN,
@@ -22,6 +22,7 @@ from bot.verdict_model import (
     load_blend,
     load_model,
 )
+from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import VALIDATION_SETS, load_set
 from tests.train_verdict_blend import main as train_blend_main
 from tests.train_verdict_model import main as train_main

@@ -1,4 +1,4 @@
-"""Train the audience model (`bot/data/audience_model.json`) from every development set.
+"""Train the audience model (`bot/classify/data/audience_model.json`) from every development set.
 
 Each example is one role of one note: the note's gold roles take the main verdict unless
 the note gives their readers another, and every group the note names takes its own; a note
@@ -7,7 +7,7 @@ The clauses are weighed by the shipped role model, so retrain after retraining t
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
 Needs the `dev` extra (scikit-learn).
 
-.venv/bin/python -m tests.train_audience_model           # write bot/data/audience_model.json
+.venv/bin/python -m tests.train_audience_model           # write the model file
 .venv/bin/python -m tests.train_audience_model --check   # exit 1 when the file is stale
 """
 
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.audience_model import MODEL_PATH, OTHERS, AudienceModel, attend, pair_features
-from bot.classify import _normalise
+from bot.classify.audience_model import MODEL_PATH, OTHERS, AudienceModel, attend, pair_features
+from bot.classify.role_model import RoleModel
+from bot.classify.role_model import load_model as load_role_model
+from bot.classify.rules import _normalise
 from bot.domain import Verdict
-from bot.role_model import RoleModel
-from bot.role_model import load_model as load_role_model
 from tests.labelled import Labelled, development_notes
 from tests.model_files import VERDICT_CLASSES, fit_softmax, softmax_predictions, write_or_check
 

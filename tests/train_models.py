@@ -1,5 +1,5 @@
 """Retrain every shipped model in dependency order, deterministically, with the pinned
-toolchain (`pip install -e '.[train]'`), and record each in bot/data/training.json.
+toolchain (`pip install -e '.[train]'`), and record each in bot/classify/data/training.json.
 
 .venv/bin/python -m tests.train_models           # write every model file
 .venv/bin/python -m tests.train_models --check   # exit 1 when any predicts otherwise

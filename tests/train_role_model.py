@@ -1,9 +1,9 @@
-"""Train the role model (`bot/data/role_model.json`) from every development set.
+"""Train the role model (`bot/classify/data/role_model.json`) from every development set.
 
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
 Needs the `dev` extra (scikit-learn).
 
-.venv/bin/python -m tests.train_role_model           # write bot/data/role_model.json
+.venv/bin/python -m tests.train_role_model           # write bot/classify/data/role_model.json
 .venv/bin/python -m tests.train_role_model --check   # exit 1 when the file is stale
 """
 
@@ -13,10 +13,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from bot.classify import _normalise
-from bot.role_model import MODEL_PATH, RoleModel, note_features
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import features
+from bot.classify.role_model import MODEL_PATH, RoleModel, note_features
+from bot.classify.rules import _normalise
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.verdict_model import features
 from tests.labelled import Labelled, development_notes
 from tests.model_files import write_or_check
 

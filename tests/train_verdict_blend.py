@@ -1,4 +1,5 @@
-"""Train the learned blend (`bot/data/verdict_blend.json`) of the rules and the verdict model.
+"""Train the learned blend (`bot/classify/data/verdict_blend.json`) of the rules and the
+verdict model.
 
 The blend must learn how far to trust the model on notes it has not seen, so it is fitted on
 readings the model gives notes it was not trained on: the development sets are dealt into
@@ -7,16 +8,17 @@ read every note as they do in production. Deterministic: the same labelled sets 
 same file. Held-out sets are never loaded. Needs the `dev` extra (scikit-learn).
 Retrain after the verdict model's training data or features change.
 
-.venv/bin/python -m tests.train_verdict_blend           # write bot/data/verdict_blend.json
+.venv/bin/python -m tests.train_verdict_blend           # write bot/classify/data/verdict_blend.json
 .venv/bin/python -m tests.train_verdict_blend --check   # exit 1 when the file is stale
 """
 
 from __future__ import annotations
 
-from bot.classify import Classifier, _normalise
+from bot.classify import Classifier
+from bot.classify.rules import _normalise
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.verdict_model import BLEND_PATH, BlendModel, blend_features
 from bot.domain import Confidence, Verdict
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import BLEND_PATH, BlendModel, blend_features
 from tests.labelled import DEV_SETS, load_set
 from tests.model_files import VERDICT_CLASSES, fit_softmax, softmax_predictions, write_or_check
 from tests.train_verdict_model import train as train_verdict

@@ -1,9 +1,9 @@
-"""Train the verdict model (`bot/data/verdict_model.json`) from every development set.
+"""Train the verdict model (`bot/classify/data/verdict_model.json`) from every development set.
 
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
 Needs the `dev` extra (scikit-learn).
 
-.venv/bin/python -m tests.train_verdict_model           # write bot/data/verdict_model.json
+.venv/bin/python -m tests.train_verdict_model           # write bot/classify/data/verdict_model.json
 .venv/bin/python -m tests.train_verdict_model --check   # exit 1 when the file is stale
 """
 
@@ -13,9 +13,9 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from bot.classify import _normalise
+from bot.classify.rules import _normalise
+from bot.classify.verdict_model import MODEL_PATH, VerdictModel, features
 from bot.domain import Verdict
-from bot.verdict_model import MODEL_PATH, VerdictModel, features
 from tests.labelled import Labelled, development_notes
 from tests.model_files import VERDICT_CLASSES, fit_softmax, softmax_predictions, write_or_check
 

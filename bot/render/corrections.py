@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Note, NoteFix, Role, Verdict
 from bot.render.blocks import Block, context_block, section_block, verdict_badge
 from bot.render.mrkdwn import clip, escape, escaped, link
 from bot.render.replies import Message, error_reply, message
-from bot.taxonomy import Taxonomy
 
 FIX_CALLBACK_ID = "prdigest_fix"
 ROLES_BLOCK = "roles"

@@ -17,10 +17,11 @@ import statistics
 import time
 from collections.abc import Callable
 
-from bot.audience_model import attend
-from bot.classify import Classifier, _normalise, build_classifier
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import features
+from bot.classify import Classifier, build_classifier
+from bot.classify.audience_model import attend
+from bot.classify.rules import _normalise
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.verdict_model import features
 from tests.bench.corpus import base_notes
 
 

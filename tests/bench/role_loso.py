@@ -20,10 +20,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
 from bot import role_model
-from bot.classify import _normalise, build_classifier
+from bot.classify import build_classifier
+from bot.classify.rules import _normalise
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.verdict_model import features
 from bot.domain import Classification
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import features
 from tests.labelled import DEV_SETS, NAMED_ROLES, load_set, score
 from tests.train_role_model import train
 

@@ -4,12 +4,12 @@ Writers say "read this closely" in more ways than any phrase table holds. This m
 the whole paragraph as a bag of English words, word pairs and Chinese character pairs,
 and gives the probability of each verdict. It is trained from every labelled
 development set by `tests/train_verdict_model.py` (deterministic) and shipped as
-`bot/data/verdict_model.json`, loaded once.
+`bot/classify/data/verdict_model.json`, loaded once.
 
 `blend` decides between the rules and the model with a small learned blend (a logistic
 regression over the rules' verdict and confidence and the model's probabilities, trained by
 `tests/train_verdict_blend.py` on readings of notes the model was not trained on, shipped as
-`bot/data/verdict_blend.json`): never deep on weak evidence (then the note is a
+`bot/classify/data/verdict_blend.json`): never deep on weak evidence (then the note is a
 low-confidence skim), and low confidence below SURE_MIN. Audience-specific verdicts stay
 the rules' own.
 """

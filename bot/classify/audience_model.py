@@ -9,7 +9,7 @@ and at half weight its neighbours, where the verdict often sits: "对做量化�
 A logistic regression over those weighted features gives that role's verdict. It is
 trained from every labelled development set by `tests/train_audience_model.py`
 (deterministic; retrain after the role model changes) and shipped as
-`bot/data/audience_model.json`, loaded once.
+`bot/classify/data/audience_model.json`, loaded once.
 
 Everyone else is read as one more group (`OTHERS`), its share held by the clauses that
 speak of the rest of the readers ("其他人 pass", "the rest of us can ignore it").
@@ -31,10 +31,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
+from bot.classify.cues import EVEN
+from bot.classify.role_model import RoleModel
+from bot.classify.verdict_model import VerdictWeights, features, packed, squared_counts
 from bot.domain import Classification, Verdict
-from bot.role_model import RoleModel
-from bot.verdict_model import VerdictWeights, features, packed, squared_counts
-from bot.verdicts import EVEN
 
 __all__ = [
     "MODEL_PATH",

@@ -16,16 +16,16 @@ import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
-from bot.audience_model import attend
-from bot.audience_model import load_model as load_audience_model
+from bot.classify.audience_model import attend
+from bot.classify.audience_model import load_model as load_audience_model
+from bot.classify.cues import CONTRAST, EVEN, HEDGE, Cue, Meaning, find_cues, weak_hint
+from bot.classify.role_model import blend as blend_roles
+from bot.classify.role_model import load_model as load_role_model
+from bot.classify.taxonomy import Taxonomy
+from bot.classify.trie import ASCII_ALNUM as _ASCII_ALNUM
+from bot.classify.trie import trie_regex
+from bot.classify.verdict_model import blend, features, load_model, squared_counts
 from bot.domain import Classification, Confidence, Verdict
-from bot.role_model import blend as blend_roles
-from bot.role_model import load_model as load_role_model
-from bot.taxonomy import Taxonomy
-from bot.trie import ASCII_ALNUM as _ASCII_ALNUM
-from bot.trie import trie_regex
-from bot.verdict_model import blend, features, load_model, squared_counts
-from bot.verdicts import CONTRAST, EVEN, HEDGE, Cue, Meaning, find_cues, weak_hint
 
 __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
 

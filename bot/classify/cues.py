@@ -23,8 +23,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from bot.classify.trie import ASCII_ALNUM, trie_regex
 from bot.domain import Verdict
-from bot.trie import ASCII_ALNUM, trie_regex
 
 __all__ = ["Cue", "Meaning", "find_cues", "has_contrast", "is_hedged", "weak_hint"]
 
