@@ -16,22 +16,21 @@ from bot.classify.audience_model import (
     Attention,
     AudienceModel,
     attend,
-    clauses,
     load_model,
     pair_features,
 )
 from bot.classify.role_model import load_model as load_role_model
-from bot.classify.rules import _normalise
 from bot.classify.taxonomy import load_taxonomy
+from bot.classify.text import clauses, normalise
+from bot.classify.train.audiences import main as train_main
 from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import DEV_SETS, VALIDATION_SETS, load_set, verdict_right
-from tests.train_audience_model import main as train_main
 
 CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
 
 
 def _text(paragraph: str) -> str:
-    return _normalise(paragraph).lower()
+    return normalise(paragraph).lower()
 
 
 def test_clauses_end_at_punctuation_in_both_languages_and_at_contrast_words() -> None:

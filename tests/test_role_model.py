@@ -21,12 +21,12 @@ from bot.classify.role_model import (
     note_features,
 )
 from bot.classify.taxonomy import load_taxonomy
-from bot.classify.verdict_model import features
+from bot.classify.text import features
+from bot.classify.train.model_files import agreement
+from bot.classify.train.roles import main as train_main
+from bot.classify.train.roles import predictions
 from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import load_set
-from tests.model_files import agreement
-from tests.train_role_model import main as train_main
-from tests.train_role_model import predictions
 
 ROLES = ("kernels", "models", "hardware")
 

@@ -7,8 +7,10 @@ import math
 import pytest
 
 from bot.classify import Classifier, build_classifier
-from bot.classify.rules import _normalise
 from bot.classify.taxonomy import Taxonomy, load_taxonomy
+from bot.classify.text import features, normalise
+from bot.classify.train.blend import main as train_blend_main
+from bot.classify.train.verdicts import main as train_main
 from bot.classify.verdict_model import (
     DEEP_MIN,
     SHORT_FEATURES,
@@ -18,14 +20,11 @@ from bot.classify.verdict_model import (
     VerdictModel,
     blend,
     blend_features,
-    features,
     load_blend,
     load_model,
 )
 from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import VALIDATION_SETS, load_set
-from tests.train_verdict_blend import main as train_blend_main
-from tests.train_verdict_model import main as train_main
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +204,7 @@ def test_the_blend_beats_the_rules_and_matches_the_model_on_the_validation_sets(
     for n in notes:
         shipped += classifier.classify(n.title, n.paragraph).verdict.value == n.verdict
         rules += classifier.classify_by_rules(n.title, n.paragraph).verdict.value == n.verdict
-        p = model.proba(_normalise(n.paragraph.strip()).lower()).proba
+        p = model.proba(normalise(n.paragraph.strip()).lower()).proba
         alone += max(p, key=lambda v: p[v]).value == n.verdict
     assert shipped >= rules + 0.1 * len(notes), (shipped, rules)
     assert shipped >= alone - 0.01 * len(notes), (shipped, alone)

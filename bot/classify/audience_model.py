@@ -7,7 +7,7 @@ The role model, applied to each clause on its own, says how much that clause spe
 each role; for one role, the note's features are weighed by that share (the clause itself,
 and at half weight its neighbours, where the verdict often sits: "对做量化的同学来说，不用细看").
 A logistic regression over those weighted features gives that role's verdict. It is
-trained from every labelled development set by `tests/train_audience_model.py`
+trained from every labelled development set by `bot/classify/train/audiences.py`
 (deterministic; retrain after the role model changes) and shipped as
 `bot/classify/data/audience_model.json`, loaded once.
 
@@ -33,7 +33,8 @@ from typing import ClassVar
 
 from bot.classify.cues import EVEN
 from bot.classify.role_model import RoleModel
-from bot.classify.verdict_model import VerdictWeights, features, packed, squared_counts
+from bot.classify.text import clauses, features, squared_counts
+from bot.classify.verdict_model import VerdictWeights, packed
 from bot.domain import Classification, Verdict
 
 __all__ = [
@@ -41,20 +42,12 @@ __all__ = [
     "Attention",
     "AudienceModel",
     "attend",
-    "clauses",
     "load_model",
     "pair_features",
 ]
 
 MODEL_PATH = Path(__file__).parent / "data" / "audience_model.json"
 
-# Clause ends: punctuation in both languages (a full stop only before a space: "fp8.py",
-# "3.13"), dashes, and the contrast words. Every alternative starts with a character or a
-# set ("b(?<!\wb)ut" is "\bbut"), so the scan rejects most positions at once.
-_CLAUSE_END = re.compile(
-    r"[。；;！？!?，,：:\n]|\.(?:\s|$)|\s[-—–]+\s"
-    r"|b(?<!\wb)ut\b|h(?<!\wh)owever\b|w(?<!\ww)hereas\b|但是?|不过"
-)
 MIN_SHARE = 0.05  # a clause holding less of a role's share than this says nothing of it
 NEIGHBOUR = 0.5  # the weight of the clauses either side of one that speaks of the role
 # A role is a candidate when it is one of the note's roles or some clause is at least
@@ -77,11 +70,6 @@ _OTHERS = re.compile(
     r"|其[他它余](?:的)?(?:人|同学|读者|团队|方向|组|各位|朋友|同事|平台|工程师)"
     r"|别的(?:人|组|团队|同学|方向)|别人|剩下的(?:人|同学)|大多数人|多数人|大部分人|旁人"
 )
-
-
-def clauses(text: str) -> list[str]:
-    """The clauses of a normalised, lower-cased paragraph, empty ones left out."""
-    return [c for c in _CLAUSE_END.split(text) if c.strip()]
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from bot.classify.text import CLAUSE_STOP, SENTENCE_STOP, negator, squeeze
 from bot.classify.trie import ASCII_ALNUM, trie_regex
 from bot.domain import Verdict
 
@@ -252,75 +253,6 @@ CONTRAST = re.compile(
     r"|\b(?:but|however|though|although|yet|whereas|instead|except|unless)\b"
 )
 
-# Negators, scoped to the few words before a cue inside its clause. Words that only look
-# negative are excluded: 不仅/不只/不光/不但 (not only), 不错/不少, 不妨 (might as well),
-# 特别/区别 (别 inside a word), 并非 is a negator but 无非 is not.
-_MORE_WORDS: tuple[str, ...] = ("不只", "不仅", "不止", "不光", "不单", "not just", "not only")
-_MORE_WORDS += ("not merely", "more than")
-_NEED_WORDS = (
-    "不必", "无需", "无须", "不用", "用不着", "不需要", "没必要", "不值得", "不太值得", "犯不着",
-    "no need", "no need to", "no need for", "not worth", "needn't", "need not", "don't need",
-    "do not need", "isn't worth", "not even",
-)  # fmt: skip
-_PLAIN_WORDS = (
-    "未必值得", "毋须", "没有必要", "而非", "并非", "并不", "不是", "算不上", "谈不上", "称不上",
-    "不要", "不能", "不可", "不应", "不该", "未必", "不太", "不大", "何必", "没有", "没", "别",
-    "不", "not", "no", "don't", "do not", "doesn't", "does not", "isn't", "is not", "never",
-    "hardly", "barely", "without", "rather than", "instead of", "nor", "won't", "can't",
-    "cannot", "shouldn't", "should not", "nobody", "no one", "no-one", "neither", "little to",
-    "hold off on", "hold off", "hold the", "defer the", "postpone the", "save the",
-    "not much to",
-)  # fmt: skip
-# Words that only look negative: 不仅 (not only) is in _MORE_WORDS; 不错, 不少, 不妨 (might
-# as well) and 不容 (不容错过 is a cue) are not negators, nor is 别 inside 特别, 区别.
-_NOT_NEGATORS = frozenset({"不错", "不少", "不妨", "不容", "不但"})
-_BIE_WORDS = frozenset("特区类个告级性分识鉴辨")
-_NEG_KIND = {
-    **dict.fromkeys(_PLAIN_WORDS, "plain"),
-    **dict.fromkeys(_NEED_WORDS, "need"),
-    **dict.fromkeys(_MORE_WORDS, "more"),
-}
-_NEG_RE = re.compile(trie_regex([*_NEG_KIND, *_NOT_NEGATORS]))
-_NEG_BY_KEY = {"".join(w.split()): w for w in _NEG_KIND}
-_GAP_STOP = frozenset(",;:。!?\n")
-
-
-def _negator(window: str) -> str | None:
-    """The kind ("plain", "need", "more") of a negator that governs a cue ending `window`.
-
-    The negator must sit close before the cue: at most 6 characters (Chinese) or four
-    words (English) in between, and no clause punctuation.
-    """
-    found = None
-    for m in _NEG_RE.finditer(window):
-        word = "".join(m.group().split())
-        if word in _NOT_NEGATORS:
-            continue
-        phrase = _NEG_BY_KEY.get(word)
-        if phrase is None:
-            continue
-        s, e = m.span()
-        if phrase[0] in ASCII_ALNUM:
-            if s > 0 and window[s - 1] in ASCII_ALNUM:
-                continue
-            if e < len(window) and window[e] in ASCII_ALNUM:
-                continue
-            gap = window[e:]
-            if len(gap.split()) > 4 or any(c in _GAP_STOP for c in gap):
-                continue
-        else:
-            if phrase == "别" and (
-                (s > 0 and window[s - 1] in _BIE_WORDS) or window[e : e + 1] == "的"
-            ):
-                continue  # 特别, 区别; 别的 (other)
-            gap = window[e:]
-            if len(gap.strip()) > 6 or any(c in _GAP_STOP for c in gap):
-                continue
-        found = _NEG_KIND[phrase]
-    return found
-
-
-_CLAUSE_STOP = re.compile(r"[,;:。!?\n]|\.\s|——| — |→|->")
 _SUFFICIENT = re.compile(
     r"即可|就够|就行|就好|足够|足矣|只需|只要|只看|只用|\b(?:enough|all you need|suffices?"
     r"|just|only)\b"
@@ -1304,19 +1236,15 @@ TERMS = _terms()
 _ASCII = ASCII_ALNUM
 
 
-def _cue_key(matched: str) -> str:
-    return "".join(matched.split())
-
-
 # Phrases by their spelling without spaces: the trie lets "close read" match "closeread".
-_BY_KEY = {_cue_key(p): p for p in TERMS}
+_BY_KEY = {squeeze(p): p for p in TERMS}
 # What one scan finds: key -> (the phrase it is, or None; the idioms anchored in it). Idiom
 # anchors share the phrase scan (no anchor starts with a shorter phrase, so none hides one).
 _HITS: dict[str, tuple[str | None, frozenset[int]]] = {
     key: (_BY_KEY.get(key), frozenset().union(*(i for a, i in _ANCHORS.items() if a in key)))
     for key in {*_BY_KEY, *_ANCHORS}
 }
-_WEAK_KEYS = frozenset(_cue_key(p) for p in WEAK_SKIP)
+_WEAK_KEYS = frozenset(squeeze(p) for p in WEAK_SKIP)
 
 
 def _edges_ok(text: str, s: int, e: int) -> bool:
@@ -1400,7 +1328,7 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         if hit is None:
             if matched.isalnum():
                 continue  # an English word skipped whole
-            hit = hits.get(_cue_key(matched))
+            hit = hits.get(squeeze(matched))
             if hit is None:
                 continue
         phrase, idioms = hit
@@ -1457,7 +1385,7 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         ]
     found.sort()
     matches = found
-    stops = [m.end() for m in _CLAUSE_STOP.finditer(text, start, stop)] if found else []
+    stops = [m.end() for m in CLAUSE_STOP.finditer(text, start, stop)] if found else []
     has_question = "?" in text
     has_self = "我" in text or "i " in text
     for i, (s, e, phrase) in enumerate(matches):
@@ -1467,10 +1395,10 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         # A "not worth"/"不值得" right before another cue is that cue's negator.
         if meaning is Meaning.NOT_WORTH and i + 1 < len(matches):
             nxt = matches[i + 1][0]
-            if nxt - e <= 8 and not _CLAUSE_STOP.search(text, e, nxt):
+            if nxt - e <= 8 and not CLAUSE_STOP.search(text, e, nxt):
                 continue
         if phrase in _NEEDS_SUFFICIENCY:
-            c_end = _CLAUSE_STOP.search(text, e, stop)
+            c_end = CLAUSE_STOP.search(text, e, stop)
             clause_text = text[clause : c_end.start() if c_end else stop]
             if not _SUFFICIENT.search(clause_text):
                 continue
@@ -1483,7 +1411,7 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
                 continue
         if phrase[:1] in "不没" and s > 0 and e - s > 1 and text[s - 1] == text[s + 1]:
             continue  # "值不值得", "要不要看": a question, not a negation
-        asked = _SENTENCE_STOP.search(text, e, stop) if has_question else None
+        asked = SENTENCE_STOP.search(text, e, stop) if has_question else None
         if asked is not None and asked.group() == "?":
             continue  # "要细看吗?", "worth a close read?": asked, not said
         if meaning is Meaning.NOT_WORTH and text[max(start, s - 3) : s].endswith(_NOT_THAT):
@@ -1498,7 +1426,7 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         if cut is not None:
             window = window[cut:]
         negated = soft = False
-        kind = _negator(window) if window else None
+        kind = negator(window) if window else None
         if kind is not None and _FIRST_PERSON.search(window):
             previous_end = e
             continue  # "我没细看", "I haven't read it closely": the writer's own reading
@@ -1544,7 +1472,6 @@ _NOT_THAT = ("不是", "并非", "并不是")
 _CAPPED = re.compile(
     r"(?:\b(?:not|no|hardly|never|nobody|no\s+one|little|scarcely)\b|n't\b)[^.;]{0,30}more\s+than"
 )
-_SENTENCE_STOP = re.compile(r"[。!?\n]|\.(?:\s|$)")
 # The writer telling what they did ("I glanced at it", "我看了一眼就关了"), not advising.
 _SELF = re.compile(
     r"(?<![a-z])i\s+(?:only\s+|just\s+|first\s+)?(?:read|skimmed|glanced|looked|opened|closed|spent"
@@ -1627,7 +1554,7 @@ def _answers(text: str, start: int, stop: int) -> Iterator[tuple[int, int, str]]
     """(start, end, marker) of each answer to a question about reading the PR."""
     for q in re.finditer(r"\?", text[start:stop]):
         at = start + q.start()
-        begin = max((m.end() for m in _SENTENCE_STOP.finditer(text, start, at)), default=start)
+        begin = max((m.end() for m in SENTENCE_STOP.finditer(text, start, at)), default=start)
         question = text[begin:at]
         if not _ASKS["read"].search(question):
             continue
@@ -1657,15 +1584,15 @@ def _answers(text: str, start: int, stop: int) -> Iterator[tuple[int, int, str]]
 def _clause_start(text: str, start: int, at: int) -> int:
     """Where the clause holding `text[at]` starts."""
     return max(
-        (m.end() for m in _CLAUSE_STOP.finditer(text, max(start, at - 80), at)),
+        (m.end() for m in CLAUSE_STOP.finditer(text, max(start, at - 80), at)),
         default=max(start, at - 80),
     )
 
 
 def _said_beside(text: str, weak: Cue, cues: list[Cue]) -> bool:
     """Does a stronger statement share the sentence of a rating or time budget?"""
-    begin = max((m.end() for m in _SENTENCE_STOP.finditer(text, 0, weak.start)), default=0)
-    end_at = _SENTENCE_STOP.search(text, weak.end)
+    begin = max((m.end() for m in SENTENCE_STOP.finditer(text, 0, weak.start)), default=0)
+    end_at = SENTENCE_STOP.search(text, weak.end)
     end = end_at.start() if end_at else len(text)
     return any(begin <= c.start < end and not c.weak for c in cues)
 
@@ -1685,7 +1612,7 @@ def weak_hint(title: str, text: str) -> tuple[Verdict, bool] | None:
     if any(a in both for a in _CLOSED_ANCHORS) and CLOSED_HINT.search(both):
         return Verdict.SKIP, True
     if any(
-        _cue_key(m.group()) in _WEAK_KEYS and _edges_ok(t, m.start(), m.end())
+        squeeze(m.group()) in _WEAK_KEYS and _edges_ok(t, m.start(), m.end())
         for t in (title, text)
         for m in _WEAK_RE.finditer(t)
     ):

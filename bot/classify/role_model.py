@@ -5,7 +5,7 @@ name the same things in other words. This model reads the title and the paragrap
 of the verdict model's features (English words, word pairs, Chinese character pairs), with
 the title's features marked apart ("t:kernel"), and gives each role the probability that
 the note is for its readers. It is trained from every labelled development set by
-`tests/train_role_model.py` (deterministic) and shipped as `bot/classify/data/role_model.json`,
+`bot/classify/train/roles.py` (deterministic) and shipped as `bot/classify/data/role_model.json`,
 loaded once.
 
 `blend` decides the roles with the rules: a role the rules chose stays unless the model
@@ -24,7 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bot.classify.verdict_model import features, squared_counts
+from bot.classify.text import features, squared_counts
 from bot.domain import Classification, Verdict
 
 __all__ = ["MODEL_PATH", "RoleModel", "blend", "load_model", "note_features"]

@@ -12,7 +12,6 @@ import hashlib
 import itertools
 import re
 import threading
-import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,9 +21,20 @@ from bot.classify.cues import CONTRAST, EVEN, HEDGE, Cue, Meaning, find_cues, we
 from bot.classify.role_model import blend as blend_roles
 from bot.classify.role_model import load_model as load_role_model
 from bot.classify.taxonomy import Taxonomy
+from bot.classify.text import (
+    CLAUSE_CUT,
+    SENTENCE_CUT,
+    SENTENCE_END,
+    bounds,
+    features,
+    normalise,
+    segment,
+    squared_counts,
+    squeeze,
+)
 from bot.classify.trie import ASCII_ALNUM as _ASCII_ALNUM
 from bot.classify.trie import trie_regex
-from bot.classify.verdict_model import blend, features, load_model, squared_counts
+from bot.classify.verdict_model import blend, load_model
 from bot.domain import Classification, Confidence, Verdict
 
 __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
@@ -53,50 +63,6 @@ EXCERPT_MAX = 160
 EXCERPT_MIN = 24  # a shorter verdict sentence ("值得精读。") gets the next one too
 
 # --------------------------------------------------------------------------- text helpers
-
-
-# Sentence and clause boundaries (applied to NFKC text, so "，" is already ","). A "." only
-# ends a sentence before whitespace, so "v0.6.1" and "torch.compile" stay whole.
-_SENTENCE_END = re.compile(r"[。!?.\n]")
-_CLAUSE_END = re.compile(r"[。!?.\n,;:]|——| — |→|->")
-# The same ends as cuts that start a new segment (a "." only before whitespace).
-_SENTENCE_CUT = re.compile(r"[。!?\n]|\.(?=\s)")
-_CLAUSE_CUT = re.compile(r"[。!?\n,;:]|\.(?=\s)|——| — |→|->")
-
-
-# The usual full-width punctuation, mapped as NFKC would; replacing these first keeps the
-# (slow) full normalisation for the rare text that needs more.
-_FULLWIDTH = tuple((chr(cp), chr(cp - 0xFEE0)) for cp in map(ord, "，：；（）！？"))
-
-
-def _normalise(text: str) -> str:
-    """NFKC-normalise `text` (with a fast path for the usual full-width punctuation)."""
-    if text.isascii():
-        return text
-    for wide, narrow in _FULLWIDTH:
-        if wide in text:
-            text = text.replace(wide, narrow)
-    if not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
-    return text
-
-
-def _bounds(pattern: re.Pattern[str], text: str) -> list[int]:
-    """Start offsets of the segments `pattern` cuts `text` into (always starts with 0)."""
-    starts = [0]
-    starts += [m.end() for m in pattern.finditer(text)]
-    if len(starts) > 1 and starts[-1] >= len(text):
-        starts.pop()  # a cut at the very end starts no segment
-    return starts
-
-
-def _segment(starts: list[int], text_len: int, index: int) -> tuple[int, int]:
-    end = starts[index + 1] if index + 1 < len(starts) else text_len
-    return starts[index], end
-
-
-def _key(term: str) -> str:
-    return "".join(term.split())
 
 
 # --------------------------------------------------------------------------- audiences
@@ -455,12 +421,12 @@ class Classifier:
         terms: set[str] = set()
 
         def add(raw: str, index: int, weight: float) -> None:
-            term = _normalise(raw).lower().strip()
+            term = normalise(raw).lower().strip()
             is_prefix = term.endswith("*")
             term = term.rstrip("*").strip()
             if not term:
                 return
-            key = _key(term)
+            key = squeeze(term)
             if is_prefix:
                 prefix_keys.add(key)
             terms.add(" ".join(term.split()))
@@ -471,7 +437,7 @@ class Classifier:
         self._group_names: dict[str, int] = {}
         for index, role in enumerate(taxonomy.roles):
             for name in (role.slug, role.name_en, role.name_zh, *role.aliases):
-                self._group_names.setdefault(_key(_normalise(name).lower()), index)
+                self._group_names.setdefault(squeeze(normalise(name).lower()), index)
         zh_names = sorted((n for n in self._group_names if not n.isascii()), key=len, reverse=True)
         self._zh_group_name = re.compile(f"(?:{'|'.join(map(re.escape, zh_names))})$")
         for index, role in enumerate(taxonomy.roles):
@@ -508,7 +474,7 @@ class Classifier:
             if info is None:
                 if key.isalnum():  # a word skipped whole, not a term
                     continue
-                key = _key(key)
+                key = squeeze(key)
                 info = info_of.get(key)
                 if info is None:
                     continue
@@ -536,12 +502,12 @@ class Classifier:
         if self._container is None or not any(h[1] in _IMAGE_KEYS for h in hits):
             return hits
         infra, visual, platform = self._container
-        starts = _bounds(_SENTENCE_END, text)
+        starts = bounds(SENTENCE_END, text)
         out = list(hits)
         for n, (offset, key, _weights) in enumerate(hits):
             if key not in _IMAGE_KEYS:
                 continue
-            lo, hi = _segment(starts, len(text), bisect.bisect_right(starts, offset) - 1)
+            lo, hi = segment(starts, len(text), bisect.bisect_right(starts, offset) - 1)
             near = [w for o, k, w in hits if lo <= o < hi and k not in _IMAGE_KEYS]
             if any(i == visual for w in near for i, _x in w):
                 continue
@@ -565,7 +531,7 @@ class Classifier:
         """Does `pattern` find a model name in the title (a name, not vocabulary)?"""
         for m in pattern.finditer(title):
             name = next(g for g in m.groups() if g)
-            key = _key(name)
+            key = squeeze(name)
             # "fp8", "eagle3", "blockv2", "bfloat16" are vocabulary, not names
             if (
                 key not in self._table
@@ -623,7 +589,7 @@ class Classifier:
     ) -> frozenset[int] | str | None:
         """Whom a verdict cue speaks to: named roles, "others" (everyone else) or None."""
         ci = bisect.bisect_right(starts, cue.start) - 1
-        c_start, c_end = _segment(starts, len(text), ci)
+        c_start, c_end = segment(starts, len(text), ci)
         for m in CONTRAST.finditer(text, c_start, cue.start):
             c_start = m.end()
         after = CONTRAST.search(text, cue.end, c_end)
@@ -651,7 +617,7 @@ class Classifier:
             return "others"  # "nothing new for anyone else"
         if ci > 0:
             # "for the rest of us, there is nothing here", "对其他人来说，没什么可看"
-            p_start = _segment(starts, len(text), ci - 1)[0]
+            p_start = segment(starts, len(text), ci - 1)[0]
             if _FRONTED_OTHERS.fullmatch(text, p_start, c_start):
                 return "others"
         clause = text[c_start:c_end]
@@ -670,11 +636,11 @@ class Classifier:
             return roles or "unknown"
         if not roles and ci > 0:
             # "对做量化的同学来说，不值得精读": the readers are named in the clause before
-            p_start, p_end = _segment(starts, len(text), ci - 1)
+            p_start, p_end = segment(starts, len(text), ci - 1)
             if EVEN.match(text, p_start, p_end):
                 return None
             # ("内核同学精读；做缓存的同学只需留意边界，看结论就行": the same verdict goes on)
-            if not _SENTENCE_END.search(text, p_end - 1, p_end) and all(
+            if not SENTENCE_END.search(text, p_end - 1, p_end) and all(
                 c.verdict is cue.verdict for c in cues if p_start <= c.start < p_end
             ):
                 roles = self._audience_roles(text[p_start:p_end])[0]
@@ -692,7 +658,7 @@ class Classifier:
 
     def _group_name_at_end(self, word: str) -> int | None:
         """The role whose name `word` is (English) or ends with (Chinese)."""
-        key = _key(word)
+        key = squeeze(word)
         if not key:
             return None
         if key[-1] in _ASCII_ALNUM:
@@ -706,7 +672,7 @@ class Classifier:
     def _label_roles(self, label: str) -> frozenset[int]:
         """Roles a heading names by their group names ("Spec-decode:", "Quant / MoE →")."""
         words = _LABEL_SPLIT.split(label.strip(" :→->"))
-        found = [self._group_names.get(_key(w)) for w in words if w.strip()]
+        found = [self._group_names.get(squeeze(w)) for w in words if w.strip()]
         if not found or None in found:
             return frozenset()
         return frozenset(i for i in found if i is not None)
@@ -719,7 +685,7 @@ class Classifier:
         out: list[tuple[Cue, frozenset[int]]] = []
         for m in _LIMITED.finditer(text):
             ci = bisect.bisect_right(starts, m.start()) - 1
-            c_start, c_end = _segment(starts, len(text), ci)
+            c_start, c_end = segment(starts, len(text), ci)
             if any(c_start <= c.start < c_end for c in cues):
                 continue
             roles = self._audience_roles(text[c_start:c_end])[0]
@@ -745,8 +711,8 @@ class Classifier:
     def classify(self, title: str, paragraph: str) -> Classification:
         """Roles and verdict from the rules, each decided together with its learned model."""
         display = paragraph.strip()
-        text = _normalise(display).lower()
-        title_text = _normalise(title).lower()
+        text = normalise(display).lower()
+        title_text = normalise(title).lower()
         by_rules, fixed = self._classify_by_rules(title_text, display, text)
         grams = features(text)
         squares = squared_counts(grams)
@@ -775,8 +741,8 @@ class Classifier:
     def classify_by_rules(self, title: str, paragraph: str) -> Classification:
         """The classification by the rules alone (for evaluation and explanations)."""
         display = paragraph.strip()
-        title_text = _normalise(title).lower()
-        return self._classify_by_rules(title_text, display, _normalise(display).lower())[0]
+        title_text = normalise(title).lower()
+        return self._classify_by_rules(title_text, display, normalise(display).lower())[0]
 
     def _classify_by_rules(
         self, title_text: str, display: str, text: str
@@ -787,12 +753,12 @@ class Classifier:
         says: a note that adds or fixes one model is a models note."""
         n_roles = len(self.slugs)
 
-        sentence_starts = _bounds(_SENTENCE_CUT, text)
+        sentence_starts = bounds(SENTENCE_CUT, text)
         clause_cache: list[list[int]] = []
 
         def clauses() -> list[int]:
             if not clause_cache:
-                clause_cache.append(_bounds(_CLAUSE_CUT, text))
+                clause_cache.append(bounds(CLAUSE_CUT, text))
             return clause_cache[0]
 
         def sentence_of(offset: int) -> int:
@@ -884,14 +850,14 @@ class Classifier:
             for m in _AUX_RE.finditer(text)
         ]
         deferred = [
-            _segment(clauses(), len(text), bisect.bisect_right(clauses(), start) - 1)
+            segment(clauses(), len(text), bisect.bisect_right(clauses(), start) - 1)
             for start, _end, kinds in aux
             if "defer" in kinds
         ]
         if deferred:
             para_hits = [h for h in para_hits if not any(a <= h[0] < b for a, b in deferred)]
         if verdict_sentence >= 0:
-            vs_start, vs_end = _segment(sentence_starts, len(text), verdict_sentence)
+            vs_start, vs_end = segment(sentence_starts, len(text), verdict_sentence)
         else:
             vs_start = vs_end = -1
         para_counts: dict[str, tuple[int, float]] = {}
@@ -923,7 +889,7 @@ class Classifier:
             if not before and "after" not in kinds:
                 continue
             ci = bisect.bisect_right(clauses(), start) - 1
-            c_start, c_end = _segment(clauses(), len(text), ci)
+            c_start, c_end = segment(clauses(), len(text), ci)
             lo, hi = (c_start, start) if before else (end, c_end)
             if before and _EXCEPT_SUBJECT.search(text, lo, hi):
                 continue  # "非量化方向的读者可略过": the roles named are the exception
@@ -953,7 +919,7 @@ class Classifier:
             for c_start in starts:
                 if not _OTHERS_OPENING.match(text, c_start):
                     continue
-                s_end = _segment(sentence_starts, len(text), sentence_of(c_start))[1]
+                s_end = segment(sentence_starts, len(text), sentence_of(c_start))[1]
                 if not any(c_start <= c.start < s_end for c in cues):
                     # "其他人知道 X 就够了", "Everyone else: the release-note line is enough"
                     enough = _ENOUGH.search(text, c_start, s_end) or _LIMITED.search(
@@ -967,7 +933,7 @@ class Classifier:
         verdict: Verdict
         if use_general:
             verdict = general_verdict
-            s_start, s_end = _segment(sentence_starts, len(text), verdict_sentence)
+            s_start, s_end = segment(sentence_starts, len(text), verdict_sentence)
             if HEDGE.search(text, s_start, s_end):
                 confidence = Confidence.LOW
             if verdict is Verdict.DEEP and any(
@@ -1057,7 +1023,7 @@ class Classifier:
         """Raw per-role evidence (title and paragraph hits only), for debugging."""
         out = dict.fromkeys(self.slugs, 0.0)
         for text, factor in ((title, TITLE_WEIGHT), (paragraph, 1.0)):
-            for index, value in self._span_roles(_normalise(text).lower()).items():
+            for index, value in self._span_roles(normalise(text).lower()).items():
                 out[self.slugs[index]] += value * factor
         return out
 
@@ -1066,9 +1032,9 @@ def _heading(text: str, starts: list[int], index: int) -> tuple[int, int] | None
     """The span of the nearest heading ("Kernel people:", "Rest →") before clause `index`
     in its sentence, if there is one."""
     j = index
-    while j > 0 and not _SENTENCE_END.search(text, starts[j] - 1, starts[j]):
+    while j > 0 and not SENTENCE_END.search(text, starts[j] - 1, starts[j]):
         j -= 1  # the nearest heading before clause `index` in its sentence
-        span = _segment(starts, len(text), j)
+        span = segment(starts, len(text), j)
         if _LABEL.fullmatch(text, *span):
             return span
     return None
@@ -1083,7 +1049,7 @@ def _resolve(text: str, cues: list[Cue], starts: list[int]) -> tuple[Cue, Verdic
     """
     first = cues[0]
     index = bisect.bisect_right(starts, first.start) - 1
-    end = _segment(starts, len(text), index)[1]
+    end = segment(starts, len(text), index)[1]
     same = [c for c in cues if c.start < end]
     deciding, verdict = first, first.verdict
     for prev, cue in itertools.pairwise(same):
@@ -1101,11 +1067,11 @@ def _excerpt(display: str, text: str, starts: list[int], index: int) -> str:
     if not display:
         return ""
     if len(display) != len(text):  # normalisation changed offsets: use the first sentence
-        display = text = _normalise(display)
-    start, end = _segment(starts, len(text), max(index, 0))
+        display = text = normalise(display)
+    start, end = segment(starts, len(text), max(index, 0))
     nxt = max(index, 0) + 1
     while end - start < EXCERPT_MIN and nxt < len(starts):
-        end = _segment(starts, len(text), nxt)[1]
+        end = segment(starts, len(text), nxt)[1]
         nxt += 1
     snippet = " ".join(display[start:end].replace("**", "").split())
     if len(snippet) > EXCERPT_MAX:

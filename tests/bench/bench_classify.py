@@ -19,9 +19,8 @@ from collections.abc import Callable
 
 from bot.classify import Classifier, build_classifier
 from bot.classify.audience_model import attend
-from bot.classify.rules import _normalise
 from bot.classify.taxonomy import load_taxonomy
-from bot.classify.verdict_model import features
+from bot.classify.text import features, normalise
 from tests.bench.corpus import base_notes
 
 
@@ -53,7 +52,7 @@ def main() -> None:
 
 def phases(classifier: Classifier, notes: list[tuple[str, str]], rounds: int) -> dict[str, float]:
     """Each part of `Classifier.classify` timed on its own, over the same notes."""
-    texts = [(_normalise(t).lower(), p.strip(), _normalise(p.strip()).lower()) for t, p in notes]
+    texts = [(normalise(t).lower(), p.strip(), normalise(p.strip()).lower()) for t, p in notes]
     grams = [features(text) for _, _, text in texts]
     rules = [classifier._classify_by_rules(*note)[0] for note in texts]
     role_model, audience = classifier._role_model, classifier._audience

@@ -21,12 +21,11 @@ from dataclasses import replace
 
 from bot import role_model
 from bot.classify import build_classifier
-from bot.classify.rules import _normalise
 from bot.classify.taxonomy import load_taxonomy
-from bot.classify.verdict_model import features
+from bot.classify.text import features, normalise
+from bot.classify.train.roles import train
 from bot.domain import Classification
 from tests.labelled import DEV_SETS, NAMED_ROLES, load_set, score
-from tests.train_role_model import train
 
 # (KEEP_MIN, ADD_MIN) compared for the blend; the shipped pair is in bot/role_model.py
 BLENDS = ((0.2, 0.4), (0.25, 0.4), (0.3, 0.4), (0.25, 0.5), (0.1, 0.5), (0.15, 0.6))
@@ -39,7 +38,7 @@ def _fold(held: str) -> tuple[str, Probas]:
     slugs = load_taxonomy(None).slugs
     model = train((n for name in DEV_SETS if name != held for n in load_set(name)), slugs)
     return held, [
-        model.proba_of(_normalise(n.title).lower(), features(_normalise(n.paragraph).lower()))
+        model.proba_of(normalise(n.title).lower(), features(normalise(n.paragraph).lower()))
         for n in load_set(held)
     ]
 
@@ -95,7 +94,7 @@ def main() -> None:
         notes = load_set(held)
         texts = [(n.title, n.paragraph.strip()) for n in notes]
         read = [
-            classifier._classify_by_rules(_normalise(t).lower(), p, _normalise(p).lower())
+            classifier._classify_by_rules(normalise(t).lower(), p, normalise(p).lower())
             for t, p in texts
         ]
         rules = [r for r, _ in read]

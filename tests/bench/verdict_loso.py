@@ -30,13 +30,13 @@ from dataclasses import replace
 from bot.classify import build_classifier
 from bot.classify.audience_model import attend
 from bot.classify.role_model import load_model as load_role_model
-from bot.classify.rules import _normalise
 from bot.classify.taxonomy import load_taxonomy
+from bot.classify.text import normalise
+from bot.classify.train.audiences import train as train_audience
+from bot.classify.train.verdicts import train
 from bot.classify.verdict_model import VerdictModel, blend
 from bot.domain import Classification
 from tests.labelled import DEV_SETS, load_set, score
-from tests.train_audience_model import train as train_audience
-from tests.train_verdict_model import train
 
 COLUMNS = ("rules", "model", "shipped")
 
@@ -82,7 +82,7 @@ def main() -> None:
         answers: dict[str, dict[str, Classification]] = {c: {} for c in columns}
         for n in notes:
             rules = classifier.classify_by_rules(n.title, n.paragraph)
-            text = _normalise(n.paragraph.strip()).lower()
+            text = normalise(n.paragraph.strip()).lower()
             answers["rules"][n.title] = rules
             answers["model"][n.title] = _model_only(rules, model, text)
             answers["shipped"][n.title] = blend(rules, model.proba(text))
