@@ -33,6 +33,7 @@ from typing import ClassVar
 
 from bot.classify.cues import EVEN
 from bot.classify.role_model import RoleModel
+from bot.classify.settings import THRESHOLDS as T
 from bot.classify.text import clauses, features, squared_counts
 from bot.classify.verdict_model import VerdictWeights, packed
 from bot.domain import Classification, Verdict
@@ -48,13 +49,6 @@ __all__ = [
 
 MODEL_PATH = Path(__file__).parent / "data" / "audience_model.json"
 
-MIN_SHARE = 0.05  # a clause holding less of a role's share than this says nothing of it
-NEIGHBOUR = 0.5  # the weight of the clauses either side of one that speaks of the role
-# A role is a candidate when it is one of the note's roles or some clause is at least
-# this likely to speak of it...
-CANDIDATE_MIN = 0.5
-# ...and it gets its own verdict when the model is at least this sure of one.
-SURE_MIN = 0.5
 MARKS = ("a:", "n:", "p:")
 MOST = "most"
 _EVEN_TAIL = re.compile(r"\s*[也都亦]")
@@ -86,10 +80,10 @@ class Attention:
         return max((p.get(role, 0.0) for p in self.roles), default=0.0)
 
     def weights(self, role: str) -> list[float]:
-        """Each clause's share of `role` (shares under MIN_SHARE count as none)."""
+        """Each clause's share of `role` (shares under `min_share` count as none)."""
         shares = [p.get(role, 0.0) for p in self.roles]
         total = sum(shares) + 1e-6
-        return [w if (w := share / total) >= MIN_SHARE else 0.0 for share in shares]
+        return [w if (w := share / total) >= T.min_share else 0.0 for share in shares]
 
 
 def attend(text: str, role_model: RoleModel) -> Attention:
@@ -121,9 +115,9 @@ def _spread(attention: Attention, role: str) -> Iterator[tuple[str, int, float]]
         if weight:
             yield "a:", i, weight
             if i < last:
-                yield "n:", i + 1, weight * NEIGHBOUR
+                yield "n:", i + 1, weight * T.neighbour
             if i > 0:
-                yield "p:", i - 1, weight * NEIGHBOUR
+                yield "p:", i - 1, weight * T.neighbour
 
 
 def pair_features(attention: Attention, role: str) -> dict[str, float]:
@@ -200,7 +194,7 @@ class AudienceModel(VerdictWeights):
             if role == got.primary_role or role in got.role_verdicts:
                 continue
             most = attention.most(role)
-            if not most or (role not in got.roles and most < CANDIDATE_MIN):
+            if not most or (role not in got.roles and most < T.candidate_min):
                 continue
             if read is None:
                 read = self.reader(attention)
@@ -213,9 +207,9 @@ class AudienceModel(VerdictWeights):
 
     @staticmethod
     def _sure(proba: dict[Verdict, float]) -> Verdict | None:
-        """The most likely verdict when the model is at least SURE_MIN sure of it."""
+        """The most likely verdict when the model is at least `audience_sure_min` sure of it."""
         verdict = max(proba, key=lambda v: (proba[v], -v.rank))
-        return verdict if proba[verdict] >= SURE_MIN else None
+        return verdict if proba[verdict] >= T.audience_sure_min else None
 
 
 @functools.cache

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from bot.classify.settings import THRESHOLDS as T
 from bot.classify.text import CLAUSE_STOP, SENTENCE_STOP, negator, squeeze
 from bot.classify.trie import ASCII_ALNUM, trie_regex
 from bot.domain import Verdict
@@ -1182,10 +1183,6 @@ _IDIOMS = tuple(
 )
 
 
-_REACH = 60  # no idiom match reaches further than this from its anchor
-_REACH_ZH = 24  # ...or this from a Chinese anchor
-
-
 def _anchor_table() -> dict[str, frozenset[int]]:
     """Anchor (without spaces) -> the idioms whose matches may contain it."""
     own: dict[str, set[int]] = {}
@@ -1334,7 +1331,7 @@ def _all_cues(text: str, start: int = 0, end: int | None = None) -> Iterator[Cue
         phrase, idioms = hit
         s, e = m.span()
         if idioms:
-            reach = _REACH if text[s] in _ASCII else _REACH_ZH
+            reach = T.idiom_reach if text[s] in _ASCII else T.idiom_reach_zh
             around = (max(start, s - reach), min(stop, e + reach))
             for index in idioms:
                 near.setdefault(index, []).append(around)

@@ -20,6 +20,7 @@ from bot.classify.audience_model import load_model as load_audience_model
 from bot.classify.cues import CONTRAST, EVEN, HEDGE, Cue, Meaning, find_cues, weak_hint
 from bot.classify.role_model import blend as blend_roles
 from bot.classify.role_model import load_model as load_role_model
+from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import (
     CLAUSE_CUT,
@@ -41,26 +42,14 @@ __all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify
 
 # --------------------------------------------------------------------------- tuning
 
-TITLE_WEIGHT = 2.5  # a keyword in the title counts this many times a paragraph hit
-AUDIENCE_WEIGHT = 5.0  # an audience phrase ("发布工程负责人") is strong evidence
-VERDICT_SENTENCE_BONUS = 1.5  # hits in the sentence that carries the verdict
-REPEAT_BONUS = 0.3  # each repeat of a term adds this fraction (up to 3 repeats)
-MIN_SCORE = 3.0  # a role needs at least this much evidence
-RELATIVE_MIN = 0.35  # ...and at least this fraction of the best role's score
-SPAN_MIN = 2.0  # evidence needed to count a role as named in an audience span
 FALLBACK_ROLE = "models"
 # "image" in a sentence about builds and releases is a container image: its evidence goes
-# to this role, at this weight, when the sentence has another word of that role's (at
-# least CONTAINER_CONTEXT_MIN) and none of multimodal's, or when a platform's name comes
-# right before it ("the ROCm image").
+# to this role when the sentence has another word of that role's and none of multimodal's,
+# or when a platform's name comes right before it ("the ROCm image").
 CONTAINER_ROLE = "release-infra"
 PLATFORM_ROLE = "hardware"
-CONTAINER_IMAGE_WEIGHT = 2.0
-CONTAINER_CONTEXT_MIN = 2.0
 _IMAGE_KEYS = frozenset(("image", "images"))
 _CONTAINER_KEY = "image@container"
-EXCERPT_MAX = 160
-EXCERPT_MIN = 24  # a shorter verdict sentence ("值得精读。") gets the next one too
 
 # --------------------------------------------------------------------------- text helpers
 
@@ -96,7 +85,6 @@ _WORKERS_EN = re.compile(
     r"\b(?:whoever|(?:anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who|that)\b"
     r"|(?:anyone|anybody|those|people|someone|folks|readers)\s+(?=[a-z]+ing\b))\s*[^;:,.]{1,60}"
 )
-_PEOPLE_LEAD_ZH = 24  # characters
 _PEOPLE_LEAD_EN = re.compile(r"(?:[\w./+-]+\s+){0,4}$")  # words
 _AUDIENCE_ANCHORS = (
     ("对", "给"),
@@ -444,7 +432,7 @@ class Classifier:
             for term, weight in role.keywords.items():
                 add(term, index, weight)
             for phrase in role.audience:
-                add(phrase, index, AUDIENCE_WEIGHT)
+                add(phrase, index, T.audience_weight)
         self._table: dict[str, tuple[tuple[int, float], ...]] = {
             k: tuple(sorted(v.items())) for k, v in table.items()
         }
@@ -459,7 +447,7 @@ class Classifier:
         if {CONTAINER_ROLE, PLATFORM_ROLE, "multimodal"} <= set(self.slugs):
             infra, visual = self.slugs.index(CONTAINER_ROLE), self.slugs.index("multimodal")
             self._container = (infra, visual, self.slugs.index(PLATFORM_ROLE))
-            self._table[_CONTAINER_KEY] = ((infra, CONTAINER_IMAGE_WEIGHT),)
+            self._table[_CONTAINER_KEY] = ((infra, T.container_image_weight),)
 
     # ----------------------------------------------------------------- matching
 
@@ -517,7 +505,9 @@ class Classifier:
                 and not text[before[0] + len(before[1]) : offset].strip()
                 and any(i == platform for i, _x in before[2])
             )
-            if named or any(i == infra and x >= CONTAINER_CONTEXT_MIN for w in near for i, x in w):
+            if named or any(
+                i == infra and x >= T.container_context_min for w in near for i, x in w
+            ):
                 out[n] = (offset, _CONTAINER_KEY, self._table[_CONTAINER_KEY])
         return out
 
@@ -547,7 +537,7 @@ class Classifier:
         # a group's bare name as the subject: "Frontend only has to note ...", "quant can skim"
         bare = _BARE_GROUP.match(span) if span.isascii() else None
         found: dict[int, float] = (
-            dict.fromkeys(self._label_roles(bare.group(1)), SPAN_MIN) if bare else {}
+            dict.fromkeys(self._label_roles(bare.group(1)), T.span_min) if bare else {}
         )
         if not _AUDIENCE_HINT.search(span):
             return frozenset(found), bool(found)
@@ -565,13 +555,13 @@ class Classifier:
                 tail = span[max(0, s - 40) : s].split()
                 before = _GROUP_WORD_SPLIT.split(tail[-1]) if tail else []
             else:
-                named.append(span[max(0, s - _PEOPLE_LEAD_ZH) : m.end()])
+                named.append(span[max(0, s - T.people_lead_zh) : m.end()])
                 before = [span[max(0, s - 8) : s].rstrip(" 的")]
             # a group's own name just before the noun: "model authors", "接模型的同学"
             for word in before:
                 index = self._group_name_at_end(word)
                 if index is not None:
-                    found[index] = SPAN_MIN
+                    found[index] = T.span_min
         readers = bool(named)
         # the work alone names readers only when it names a role's work
         workers = _WORKERS_ZH.match(span)
@@ -581,7 +571,7 @@ class Classifier:
         for words in named:
             for index, value in self._span_roles(words).items():
                 found[index] = max(found.get(index, 0.0), value)
-        roles = frozenset(i for i, v in found.items() if v >= SPAN_MIN)
+        roles = frozenset(i for i, v in found.items() if v >= T.span_min)
         return roles, readers or bool(roles)
 
     def _cue_audience(
@@ -601,7 +591,7 @@ class Classifier:
             # "even ROCm maintainers only need the takeaway", "管镜像的同学也不必点开":
             # said of the closest readers, so said to everyone
             return None
-        lo = max(c_start, cue.start - 40)
+        lo = max(c_start, cue.start - T.subject_lookback)
         subject = (
             _OTHERS_SUBJECT.search(text, lo, cue.start)
             if _OTHERS_HINT.search(text, lo, cue.start)
@@ -840,7 +830,7 @@ class Classifier:
             title_counts[key] = title_counts.get(key, 0) + 1
         table = self._table
         for key, count in title_counts.items():
-            factor = TITLE_WEIGHT * (1.0 + REPEAT_BONUS * (min(count, 4) - 1))
+            factor = T.title_weight * (1.0 + T.repeat_bonus * (min(count, 4) - 1))
             for index, weight in table[key]:
                 scores[index] += weight * factor
 
@@ -862,14 +852,14 @@ class Classifier:
             vs_start = vs_end = -1
         para_counts: dict[str, tuple[int, float]] = {}
         for offset, key, _weights in para_hits:
-            bonus = VERDICT_SENTENCE_BONUS if vs_start <= offset < vs_end else 1.0
+            bonus = T.verdict_sentence_bonus if vs_start <= offset < vs_end else 1.0
             seen = para_counts.get(key)
             if seen is None:
                 para_counts[key] = (1, bonus)
             else:
                 para_counts[key] = (seen[0] + 1, bonus if bonus > seen[1] else seen[1])
         for key, (count, top) in para_counts.items():
-            factor = top + REPEAT_BONUS * (min(count, 4) - 1)
+            factor = top + T.repeat_bonus * (min(count, 4) - 1)
             for index, weight in table[key]:
                 scores[index] += weight * factor
 
@@ -880,7 +870,7 @@ class Classifier:
             index = self.slugs.index(FALLBACK_ROLE)
             forced.add(index)
             if model_title == "fixes":
-                scores[index] = max(scores[index], MIN_SCORE)
+                scores[index] = max(scores[index], T.min_score)
 
         # ---- negative evidence: "X 工程师可略过", "与 X 无关", "not relevant to X"
         suppressed: set[int] = set()
@@ -903,7 +893,7 @@ class Classifier:
             for start, _end, kinds in aux:
                 if "others" not in kinds:
                     continue
-                lo = max(0, start - 40)
+                lo = max(0, start - T.subject_lookback)
                 if "self" in kinds or (
                     _OTHERS_HINT.search(text, lo, start) and _OTHERS_SUBJECT.search(text, lo, start)
                 ):
@@ -974,9 +964,9 @@ class Classifier:
         else:
             live = [(scores[i], i) for i in range(n_roles) if i not in suppressed]
             best = max((s for s, _ in live), default=0.0)
-            threshold = max(MIN_SCORE, RELATIVE_MIN * best)
+            threshold = max(T.min_score, T.relative_min * best)
             chosen = sorted(
-                (i for s, i in live if s >= threshold or (i in forced and s >= MIN_SCORE / 2)),
+                (i for s, i in live if s >= threshold or (i in forced and s >= T.min_score / 2)),
                 key=lambda i: (-scores[i], i),
             )
             chosen += [i for i in positive_named if i not in chosen]
@@ -1022,7 +1012,7 @@ class Classifier:
     def scores(self, title: str, paragraph: str) -> dict[str, float]:
         """Raw per-role evidence (title and paragraph hits only), for debugging."""
         out = dict.fromkeys(self.slugs, 0.0)
-        for text, factor in ((title, TITLE_WEIGHT), (paragraph, 1.0)):
+        for text, factor in ((title, T.title_weight), (paragraph, 1.0)):
             for index, value in self._span_roles(normalise(text).lower()).items():
                 out[self.slugs[index]] += value * factor
         return out
@@ -1070,12 +1060,12 @@ def _excerpt(display: str, text: str, starts: list[int], index: int) -> str:
         display = text = normalise(display)
     start, end = segment(starts, len(text), max(index, 0))
     nxt = max(index, 0) + 1
-    while end - start < EXCERPT_MIN and nxt < len(starts):
+    while end - start < T.excerpt_min and nxt < len(starts):
         end = segment(starts, len(text), nxt)[1]
         nxt += 1
     snippet = " ".join(display[start:end].replace("**", "").split())
-    if len(snippet) > EXCERPT_MAX:
-        snippet = snippet[: EXCERPT_MAX - 1].rstrip() + "…"
+    if len(snippet) > T.excerpt_max:
+        snippet = snippet[: T.excerpt_max - 1].rstrip() + "…"
     return snippet
 
 

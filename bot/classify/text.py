@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections import Counter
 
+from bot.classify.settings import THRESHOLDS as T
 from bot.classify.trie import ASCII_ALNUM, trie_regex
 
 # Sentence and clause boundaries (applied to NFKC text, so "，" is already ","). A "." only
@@ -163,14 +164,12 @@ _NEGATORS_EN = frozenset(
         "hardly", "barely", "neither", "nor", "none",
     }
 )  # fmt: skip
-NEGATION_SCOPE_EN = 3  # words
 _NEGATOR_ZH = re.compile(r"[不没无别非未勿毋莫]")
 # Characters that only look like negators here: 不仅 (not only), 不错 (good), 非常 (very)...
 _NOT_NEGATORS_ZH = frozenset(
     {"不仅", "不但", "不只", "不光", "不止", "不错", "不少", "不妨", "不过", "不断", "非常",
      "无论", "并非", "别的", "别人", "特别", "区别", "无法"}
 )  # fmt: skip
-NEGATION_SCOPE_ZH = 4  # characters
 
 
 def _negated_from(run: str) -> list[bool]:
@@ -180,7 +179,7 @@ def _negated_from(run: str) -> list[bool]:
         i = m.start()
         if run[i : i + 2] in _NOT_NEGATORS_ZH or run[max(i - 1, 0) : i + 1] in _NOT_NEGATORS_ZH:
             continue
-        for j in range(i + 1, min(i + 1 + NEGATION_SCOPE_ZH, len(marks))):
+        for j in range(i + 1, min(i + 1 + T.negation_scope_zh, len(marks))):
             marks[j] = True
     return marks
 
@@ -210,7 +209,7 @@ def features(text: str) -> list[str]:
             if scope:
                 word, scope = "!" + token, scope - 1
             if token in _NEGATORS_EN:
-                scope = NEGATION_SCOPE_EN
+                scope = T.negation_scope_en
             grams.append(word)
             if previous:
                 grams.append(previous + " " + word)

@@ -10,8 +10,8 @@ development set by `bot/classify/train/verdicts.py` (deterministic) and shipped 
 regression over the rules' verdict and confidence and the model's probabilities, trained by
 `bot/classify/train/blend.py` on readings of notes the model was not trained on, shipped as
 `bot/classify/data/verdict_blend.json`): never deep on weak evidence (then the note is a
-low-confidence skim), and low confidence below SURE_MIN. Audience-specific verdicts stay
-the rules' own.
+low-confidence skim), and low confidence below `verdict_sure_min` (bot/classify/settings.py).
+Audience-specific verdicts stay the rules' own.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar, Self
 
+from bot.classify.settings import THRESHOLDS as T
 from bot.classify.text import features, squared_counts
 from bot.domain import Classification, Confidence, Verdict
 
@@ -43,15 +44,6 @@ MODEL_PATH = Path(__file__).parent / "data" / "verdict_model.json"
 FORMAT = 1
 
 BLEND_PATH = Path(__file__).parent / "data" / "verdict_blend.json"
-
-# Below this, a deep reading of the blend is weak evidence: the note becomes a skim.
-DEEP_MIN = 0.5
-# At or above this the blend's verdict counts as high confidence.
-SURE_MIN = 0.8
-# A note with fewer features than this (a sentence or so) is short: the blend knows it.
-SHORT_FEATURES = 24
-# The smallest probability whose logarithm the blend reads.
-PROBA_FLOOR = 1e-6
 
 
 @dataclass(frozen=True)
@@ -140,7 +132,7 @@ class VerdictModel(VerdictWeights):
             squares = squared_counts(grams)
         norm = math.sqrt(squares) or 1.0
         total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j) / norm
-        return Reading(self.softmax(total), short=len(grams) < SHORT_FEATURES)
+        return Reading(self.softmax(total), short=len(grams) < T.short_features)
 
 
 @functools.cache
@@ -154,7 +146,7 @@ def blend_features(rules: Classification, reading: Reading) -> dict[str, float]:
     of it, the model's log-probability of each verdict and of the rules' verdict, and
     whether the note is short."""
     sure = "high" if rules.verdict_confidence is Confidence.HIGH else "low"
-    logs = {v: math.log(max(p, PROBA_FLOOR)) for v, p in reading.proba.items()}
+    logs = {v: math.log(max(p, T.proba_floor)) for v, p in reading.proba.items()}
     row = {
         f"rules:{rules.verdict.value}:{sure}": 1.0,
         f"agree:{rules.verdict.value}": logs[rules.verdict],
@@ -190,12 +182,12 @@ def blend(
     p = proba[choice]
     if reading.short:
         # a sentence or so, and no verdict the rules are sure of: little evidence either way
-        if choice is Verdict.DEEP or p < SURE_MIN:
+        if choice is Verdict.DEEP or p < T.verdict_sure_min:
             return rules
         return _with_verdict(rules, choice, Confidence.LOW)
-    if choice is Verdict.DEEP and p < DEEP_MIN:
+    if choice is Verdict.DEEP and p < T.deep_min:
         return _cautious(rules)  # never deep on weak evidence
-    confidence = Confidence.HIGH if p >= SURE_MIN else Confidence.LOW
+    confidence = Confidence.HIGH if p >= T.verdict_sure_min else Confidence.LOW
     if choice is rules.verdict and confidence is rules.verdict_confidence:
         return rules
     return _with_verdict(rules, choice, confidence)
