@@ -27,7 +27,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -74,10 +74,14 @@ class Attention:
     grams: tuple[list[str], ...]
     norms: tuple[float, ...]
     roles: tuple[dict[str, float], ...]
+    _most: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
 
     def most(self, role: str) -> float:
-        """The largest probability any clause gives `role`."""
-        return max((p.get(role, 0.0) for p in self.roles), default=0.0)
+        """The largest probability any clause gives `role` (found once per role)."""
+        found = self._most.get(role)
+        if found is None:
+            found = self._most[role] = max((p.get(role, 0.0) for p in self.roles), default=0.0)
+        return found
 
     def weights(self, role: str) -> list[float]:
         """Each clause's share of `role` (shares under `min_share` count as none)."""
@@ -90,7 +94,8 @@ def attend(text: str, role_model: RoleModel) -> Attention:
     """Read a normalised, lower-cased paragraph clause by clause."""
     parts = clauses(text)
     grams = tuple(map(features, parts))
-    norms = tuple(math.sqrt(squared_counts(g)) or 1.0 for g in grams)
+    sqrt = math.sqrt
+    norms = tuple([sqrt(squared_counts(g)) or 1.0 for g in grams])
     roles = tuple(map(role_model.proba_of_paragraph, grams, norms))
     others = _OTHERS.search(text) is not None
     even = False

@@ -18,6 +18,7 @@ so their primary role) is kept.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 from collections.abc import Collection
@@ -86,10 +87,11 @@ class RoleModel:
 
     def _proba_of_rows(self, rows: list[tuple[float, ...]], norm: float) -> dict[str, float]:
         """Each role's probability given the weight rows of a note's features, in order."""
-        totals = map(sum, zip(*rows, strict=True)) if rows else (0.0 for _ in self.roles)
+        totals = map(sum, zip(*rows, strict=True)) if rows else itertools.repeat(0.0)
+        exp = math.exp
         return {
-            role: 1.0 / (1.0 + math.exp(-(b + total / norm)))
-            for role, b, total in zip(self.roles, self.intercept, totals, strict=True)
+            role: 1.0 / (1.0 + exp(-(b + total / norm)))
+            for role, b, total in zip(self.roles, self.intercept, totals, strict=False)
         }
 
     def to_json(self) -> str:

@@ -17,7 +17,16 @@ from pathlib import Path
 
 from bot.classify.audience_model import attend
 from bot.classify.audience_model import load_model as load_audience_model
-from bot.classify.cues import CONTRAST, EVEN, HEDGE, Cue, Meaning, find_cues, weak_hint
+from bot.classify.cues import (
+    CONTRAST,
+    EVEN,
+    HEDGE,
+    SIDE_CUES,
+    Cue,
+    Meaning,
+    find_cues,
+    weak_hint,
+)
 from bot.classify.role_model import blend as blend_roles
 from bot.classify.role_model import load_model as load_role_model
 from bot.classify.settings import THRESHOLDS as T
@@ -205,106 +214,8 @@ _AUDIENCE_HINT = re.compile(
     r"|readers|\bif you|unless you|group|camp|crew|squad|rotation|on-call|值班|轮值"
 )
 
-# Audience spans: "值得<X>精读", "对<X>来说", "for <X>".
-_SPAN_ZH = re.compile(
-    r"(?:值得|建议|推荐|适合|对于|对)([^,。;]{1,40}?)(?:精读|细读|快速浏览|浏览|略读|阅读|来说|而言)"
-)
-_SPAN_EN = re.compile(
-    r"\bfor\s+([^;.]{1,120})"
-    r"|\bif\s+you\s+(?:own|maintain|work\s+on|touch|care\s+about|are\s+working\s+on|run)"
-    r"\s+([^;.,]{1,80})"
-    r"|\b(?:anyone|people|engineers)\s+(?:touching|working\s+on|maintaining|owning)\s+([^;.,]{1,80})"
-)
-
-# Negative and side cues, all literals, found in one pass. Kinds:
-#   before - readers/topics named before it in its clause need not read it
-#            ("FP8 的工程师可略过", "与视觉编码器无关"): those roles are dropped
-#   after  - the same for topics named after it ("not relevant to kernel authors")
-#   others - may close an audience split ("其余读者可略过", "everyone else can skip it")
-#   defer  - the clause describes work left to later PRs; its words are not evidence
-_AUX_CUES: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(
-        [
-            "可略过",
-            "可以略过",
-            "可跳过",
-            "可以跳过",
-            "无需阅读",
-            "不必阅读",
-            "无需关注",
-            "不必关注",
-            "不用读",
-            "不必读",
-            "无需精读",
-            "不必精读",
-            "不必细读",
-            "无需细读",
-            "无需细看",
-            "不必细看",
-            "不用细看",
-            "不用看",
-            "不必看",
-            "无需看",
-            "不需要看",
-            "不需要读",
-            "可以忽略",
-            "可忽略",
-            "毫无关系",
-            "没有关系",
-            "无关",
-            "不相关",
-            "can skip",
-            "can safely skip",
-            "can ignore",
-            "can safely ignore",
-            "may skip",
-            "should skip",
-            "need not read",
-            "needn't read",
-            "don't need to read",
-            "do not need to read",
-        ],
-        ("before", "others"),
-    ),
-    **dict.fromkeys(["略过即可", "跳过即可", "skip", "ignore"], ("others",)),
-    # The subject is part of the cue: "nobody else needs to read this".
-    **dict.fromkeys(["nobody else", "no one else", "no-one else"], ("others", "self")),
-    **dict.fromkeys(
-        [
-            "not relevant to",
-            "not relevant for",
-            "isn't relevant to",
-            "is not relevant to",
-            "not useful for",
-            "not interesting for",
-            "irrelevant to",
-            "irrelevant for",
-            "nothing to do with",
-            "unrelated to",
-            "no relevance to",
-            "no relevance for",
-        ],
-        ("after",),
-    ),
-    **dict.fromkeys(
-        [
-            "留给后续",
-            "留待后续",
-            "留到后续",
-            "留给之后",
-            "后续单独",
-            "left to a follow-up",
-            "left to a follow up",
-            "left to follow-ups",
-            "left to later",
-            "left for later",
-            "left for a follow-up",
-            "for later",
-        ],
-        ("defer",),
-    ),
-}
-_AUX_RE = re.compile(trie_regex(_AUX_CUES))
+# Negative and side cues (data/cues.toml, [side_cues]), all literals, found in one pass.
+_AUX_RE = re.compile(trie_regex(SIDE_CUES))
 # The subject just before an "others" cue: "其余读者", "普通模型工程师", "everyone else".
 _OTHERS_SUBJECT = re.compile(
     r"(?:其余|其他|其它|别的|剩下的|普通|一般|大多数|大部分|多数|再往外|非[^,。;]{1,12}?的"
@@ -441,8 +352,7 @@ class Classifier:
             k: (v, k[0] in _ASCII_ALNUM, k[-1] in _ASCII_ALNUM and k not in prefix_keys)
             for k, v in self._table.items()
         }
-        pattern = trie_regex(sorted(terms), skip_words=True)
-        self._matcher = re.compile(pattern)
+        self._matcher = re.compile(trie_regex(sorted(terms), skip_words=True))
         self._container: tuple[int, int, int] | None = None
         if {CONTAINER_ROLE, PLATFORM_ROLE, "multimodal"} <= set(self.slugs):
             infra, visual = self.slugs.index(CONTAINER_ROLE), self.slugs.index("multimodal")
@@ -451,12 +361,12 @@ class Classifier:
 
     # ----------------------------------------------------------------- matching
 
-    def _hits(self, text: str, start: int = 0, end: int | None = None) -> list[_Hit]:
-        """(offset, term key, weights) of every keyword/audience hit in text[start:end]."""
+    def _hits(self, text: str) -> list[_Hit]:
+        """(offset, term key, weights) of every keyword/audience hit in `text`."""
         size = len(text)
         info_of = self._info
         out: list[_Hit] = []
-        for m in self._matcher.finditer(text, start, size if end is None else end):
+        for m in self._matcher.finditer(text):
             key = m.group()
             info = info_of.get(key)
             if info is None:
@@ -836,7 +746,7 @@ class Classifier:
 
         para_hits = all_hits = self._senses(text, self._hits(text))
         aux = [
-            (m.start(), m.end(), _AUX_CUES[" ".join(m.group().split())])
+            (m.start(), m.end(), SIDE_CUES[" ".join(m.group().split())])
             for m in _AUX_RE.finditer(text)
         ]
         deferred = [

@@ -165,6 +165,7 @@ _NEGATORS_EN = frozenset(
     }
 )  # fmt: skip
 _NEGATOR_ZH = re.compile(r"[不没无别非未勿毋莫]")
+_SCOPE_EN = T.negation_scope_en
 # Characters that only look like negators here: 不仅 (not only), 不错 (good), 非常 (very)...
 _NOT_NEGATORS_ZH = frozenset(
     {"不仅", "不但", "不只", "不光", "不止", "不错", "不少", "不妨", "不过", "不断", "非常",
@@ -193,26 +194,32 @@ def features(text: str) -> list[str]:
     ASCII letters.
     """
     grams: list[str] = []
+    append, extend = grams.append, grams.extend
     previous = ""
     scope = 0
     for token in _TOKEN.findall(text):
-        if token[0] >= "\u3400":
-            marks = _negated_from(token) if _NEGATOR_ZH.search(token) else None
-            for i in range(len(token) - 1):
-                pair = token[i : i + 2]
-                grams.append("!" + pair if marks and marks[i] else pair)
+        first = token[0]
+        if first >= "\u3400":
+            if _NEGATOR_ZH.search(token):
+                marks = _negated_from(token)
+                extend(
+                    "!" + token[i : i + 2] if marks[i] else token[i : i + 2]
+                    for i in range(len(token) - 1)
+                )
+            else:
+                extend(map(operator.add, token, token[1:]))  # its character pairs
             previous, scope = "", 0
-        elif not token[0].isalnum():
+        elif first < "a":  # punctuation
             previous, scope = "", 0
         else:
             word = token
             if scope:
                 word, scope = "!" + token, scope - 1
             if token in _NEGATORS_EN:
-                scope = T.negation_scope_en
-            grams.append(word)
+                scope = _SCOPE_EN
+            append(word)
             if previous:
-                grams.append(previous + " " + word)
+                append(previous + " " + word)
             previous = word
     return grams
 
@@ -220,5 +227,7 @@ def features(text: str) -> list[str]:
 def squared_counts(grams: list[str]) -> int:
     """The sum of each feature's squared count in `grams`: the square of the l2 norm of
     their count vector (computed once per paragraph for both models)."""
+    if len(grams) < 32 and len(set(grams)) == len(grams):
+        return len(grams)  # a clause without repeats: each count is one
     counts = Counter(grams).values()
     return sum(map(operator.mul, counts, counts))
