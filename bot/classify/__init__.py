@@ -4,7 +4,7 @@ Holds the rules, the learned models beside them, their model files (`data/`) and
 reader roles (`taxonomy`). It imports only `bot.domain` from the rest of the product.
 """
 
-from bot.classify.rules import (
+from bot.classify.pipeline import (
     CLASSIFIER_VERSION,
     MODEL_FILES,
     Classifier,

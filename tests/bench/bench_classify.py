@@ -54,11 +54,11 @@ def phases(classifier: Classifier, notes: list[tuple[str, str]], rounds: int) ->
     """Each part of `Classifier.classify` timed on its own, over the same notes."""
     texts = [(normalise(t).lower(), p.strip(), normalise(p.strip()).lower()) for t, p in notes]
     grams = [features(text) for _, _, text in texts]
-    rules = [classifier._classify_by_rules(*note)[0] for note in texts]
+    rules = [classifier.rules.classify(*note)[0] for note in texts]
     role_model, audience = classifier._role_model, classifier._audience
     attention = [attend(text, role_model) for _, _, text in texts]
     parts: dict[str, Callable[[int], object]] = {
-        "rules": lambda i: classifier._classify_by_rules(*texts[i]),
+        "rules": lambda i: classifier.rules.classify(*texts[i]),
         "paragraph features": lambda i: features(texts[i][2]),
         "role model": lambda i: role_model.proba_of(texts[i][0], grams[i]),
         "verdict model": lambda i: classifier._model.proba_of(grams[i]),

@@ -90,7 +90,7 @@ def main() -> None:
         notes = load_set(held)
         texts = [(n.title, n.paragraph.strip()) for n in notes]
         read = [
-            classifier._classify_by_rules(normalise(t).lower(), p, normalise(p).lower())
+            classifier.rules.classify(normalise(t).lower(), p, normalise(p).lower())
             for t, p in texts
         ]
         rules = [r for r, _ in read]
