@@ -260,7 +260,7 @@ def _anchor_table() -> dict[str, frozenset[int]]:
     own: dict[str, set[int]] = {}
     for index, idiom in enumerate(_IDIOMS):
         for anchor in idiom.anchors:
-            own.setdefault("".join(anchor.split()), set()).add(index)
+            own.setdefault(squeeze(anchor), set()).add(index)
     return {
         key: frozenset(i for other, idioms in own.items() if other in key for i in idioms)
         for key in own

@@ -113,7 +113,7 @@ _NEG_KIND = {
     **dict.fromkeys(_MORE_WORDS, "more"),
 }
 _NEG_RE = re.compile(trie_regex([*_NEG_KIND, *_NOT_NEGATORS]))
-_NEG_BY_KEY = {"".join(w.split()): w for w in _NEG_KIND}
+_NEG_BY_KEY = {squeeze(w): w for w in _NEG_KIND}
 _GAP_STOP = frozenset(",;:。!?\n")
 
 
@@ -125,7 +125,7 @@ def negator(window: str) -> str | None:
     """
     found = None
     for m in _NEG_RE.finditer(window):
-        word = "".join(m.group().split())
+        word = squeeze(m.group())
         if word in _NOT_NEGATORS:
             continue
         phrase = _NEG_BY_KEY.get(word)
