@@ -177,7 +177,7 @@ def _budget_marker(m: re.Match[str]) -> str:
         minutes = 120
     if minutes <= 0:
         return _SKIP_MARK
-    return _DEEP_MARK if minutes >= 30 else ""
+    return _DEEP_MARK if minutes >= T.deep_budget_minutes else ""
 
 
 def _rating_marker(m: re.Match[str]) -> str:
@@ -185,9 +185,13 @@ def _rating_marker(m: re.Match[str]) -> str:
     text = next(g for g in m.groups() if g)
     if text.isdigit():
         score = int(text)
-        return _SKIP_MARK if score <= 2 else ("" if score <= 6 else _DEEP_MARK)
+        if score <= T.rating_skip_max:
+            return _SKIP_MARK
+        return "" if score <= T.rating_skim_max else _DEEP_MARK
     if text[0] == "★":
-        return _SKIP_MARK if len(text) <= 1 else ("" if len(text) <= 3 else _DEEP_MARK)
+        if len(text) <= T.stars_skip_max:
+            return _SKIP_MARK
+        return "" if len(text) <= T.stars_skim_max else _DEEP_MARK
     if text == "低" and m.group().startswith(("必读", "推荐")):
         return _SKIP_MARK  # "必读指数：低": not a must-read at all
     return _RATING_MARK[_RATING_MEANING[text]]
@@ -432,7 +436,7 @@ def _all_cues(text: str) -> Iterator[Cue]:
         found.append((a, b, marker))
     if any(map(text.__contains__, _ENOUGH_ANCHORS_EN)):
         for m in _ENOUGH_TAIL_EN.finditer(text, start, stop):
-            head = _ENOUGH_HEAD_EN.search(text, max(start, m.start() - 60), m.start())
+            head = _ENOUGH_HEAD_EN.search(text, max(start, m.start() - T.cue_lookback), m.start())
             if head is not None:
                 a, b = head.start(), m.end()
                 found = [f for f in found if not (f[0] < b and a < f[1])]
@@ -465,7 +469,7 @@ def _all_cues(text: str) -> Iterator[Cue]:
         # A "not worth"/"不值得" right before another cue is that cue's negator.
         if meaning is Meaning.NOT_WORTH and i + 1 < len(matches):
             nxt = matches[i + 1][0]
-            if nxt - e <= 8 and not CLAUSE_STOP.search(text, e, nxt):
+            if nxt - e <= T.not_worth_gap and not CLAUSE_STOP.search(text, e, nxt):
                 continue
         if phrase in _NEEDS_SUFFICIENCY:
             c_end = CLAUSE_STOP.search(text, e, stop)
@@ -489,7 +493,7 @@ def _all_cues(text: str) -> Iterator[Cue]:
         verdict = VERDICT_OF[meaning]
         if verdict is Verdict.DEEP and _later(text, clause, s, e, stop):
             meaning, verdict = Meaning.SKIM, Verdict.SKIM  # "等定稿再细读", "read it once it lands"
-        window = text[max(clause, previous_end, s - 24) : s]
+        window = text[max(clause, previous_end, s - T.negator_window) : s]
         cut = None
         for cm in CONTRAST.finditer(window):
             cut = cm.end()
@@ -501,7 +505,8 @@ def _all_cues(text: str) -> Iterator[Cue]:
             previous_end = e
             continue  # "我没细看", "I haven't read it closely": the writer's own reading
         if meaning not in (Meaning.NOT_NEEDED, Meaning.NOT_WORTH, Meaning.NOTHING_TO_READ):
-            if kind == "more" and _CAPPED.search(text, max(clause, s - 60), s) is None:
+            lo = max(clause, s - T.cue_lookback)
+            if kind == "more" and _CAPPED.search(text, lo, s) is None:
                 verdict, negated = Verdict.DEEP, True
             elif kind == "more":
                 pass  # "no one needs more than the headline": the cue itself is the cap

@@ -437,13 +437,13 @@ class Rules:
         for m in _PEOPLE.finditer(span):
             s = m.start()
             if m.group()[0] in _ASCII_ALNUM:
-                lead = _PEOPLE_LEAD_EN.search(span, max(0, s - 80), s)
+                lead = _PEOPLE_LEAD_EN.search(span, max(0, s - T.people_lead_en), s)
                 named.append(span[lead.start() if lead else s : m.end()])
-                tail = span[max(0, s - 40) : s].split()
+                tail = span[max(0, s - T.group_name_lookback) : s].split()
                 before = _GROUP_WORD_SPLIT.split(tail[-1]) if tail else []
             else:
                 named.append(span[max(0, s - T.people_lead_zh) : m.end()])
-                before = [span[max(0, s - 8) : s].rstrip(" 的")]
+                before = [span[max(0, s - T.group_name_lookback_zh) : s].rstrip(" 的")]
             # a group's own name just before the noun: "model authors", "接模型的同学"
             for word in before:
                 index = self._group_name_at_end(word)
@@ -630,7 +630,9 @@ class Rules:
             elif isinstance(who, frozenset):
                 named_cues.append((cue, who))
                 lead = text[
-                    max(sentence_starts[sentence_of(cue.start)], cue.start - 60) : cue.start
+                    max(
+                        sentence_starts[sentence_of(cue.start)], cue.start - T.cue_lookback
+                    ) : cue.start
                 ]
                 if others_cue is None and _AND_OTHERS.search(lead):
                     others_cue = cue

@@ -32,14 +32,33 @@ class Thresholds:
     # ---- audience spans and subjects (characters looked back from a noun or a cue; hand-set
     # to hold the longest group description in the development notes)
     people_lead_zh: int = 24  # characters before a people noun that describe the group
+    people_lead_en: int = 80  # ...and in English (at most four words of them)
+    group_name_lookback: int = 40  # where a group's own name before the noun is looked for
+    group_name_lookback_zh: int = 8  # ...in Chinese ("接模型的同学")
     subject_lookback: int = 40  # characters before a cue searched for its subject
     # ---- the excerpt: one Slack line; a shorter verdict sentence ("值得精读。") gets the next
     excerpt_max: int = 160
     excerpt_min: int = 24
     # ---- verdict cues: no idiom match reaches further than this from its anchor (English,
-    # Chinese), measured over the idiom patterns in cues.py
+    # Chinese), measured over the idiom patterns in data/cues.toml
     idiom_reach: int = 60
     idiom_reach_zh: int = 24
+    # Windows before a cue, in characters (hand-set on the development notes): where its
+    # negator may stand ("不值得精读"), where a "not worth" may sit before another cue and
+    # negate it, and how far back a statement's head ("the summary ... is enough", "no one
+    # needs more than") or "and everyone else" is looked for.
+    negator_window: int = 24
+    not_worth_gap: int = 8
+    cue_lookback: int = 60
+    # Ratings and time budgets (weak cues): a score out of ten up to rating_skip_max is a
+    # skip, up to rating_skim_max a skim, above it deep; stars out of five likewise; a
+    # budget of at least deep_budget_minutes asks for a close read. Hand-set to the usual
+    # reading of such scales.
+    rating_skip_max: int = 2
+    rating_skim_max: int = 6
+    stars_skip_max: int = 1
+    stars_skim_max: int = 3
+    deep_budget_minutes: float = 30
     # ---- model features: a negator's scope, in words and in Chinese characters. The models
     # were trained with these (bot/classify/train).
     negation_scope_en: int = 3
