@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 
+from bot.classify.taxonomy import Taxonomy
 from bot.config import Settings
 from bot.domain import Classification, Confidence, Note, NoteFix, Verdict
 from bot.metrics import Metrics, NullMetrics
 from bot.store import Store
-from bot.taxonomy import Taxonomy
 
 if TYPE_CHECKING:
     from openai import OpenAI

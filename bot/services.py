@@ -14,6 +14,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from bot.classify import Classifier, build_classifier, classifier_fingerprint
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.config import Settings
 from bot.domain import Digest, Note, ParsedNote, Role
 from bot.llm_reader import ModelReader, ReadStats, read_stored_notes
@@ -30,7 +31,6 @@ from bot.notes.ingest import (
 from bot.notes.search import Query, parse_query
 from bot.store import IndexedNote, Page, Store, index_note
 from bot.store.ledger import Ledger
-from bot.taxonomy import Taxonomy, load_taxonomy
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ import pytest
 import sqlalchemy as sa
 from pydantic import SecretStr
 
+from bot.classify.taxonomy import load_taxonomy
 from bot.config import Settings, load_settings
 from bot.services import Services
 from bot.store import Store
-from bot.taxonomy import load_taxonomy
 from tests.support.fakeslack import FakeSlack
 from tests.support.notefiles import seed_files
 from tests.support.slackapp import Harness, start_harness

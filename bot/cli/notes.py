@@ -13,6 +13,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
+from bot.classify.taxonomy import TaxonomyError, load_taxonomy
 from bot.cli.runtime import CliError, err, open_services, out, say, settings_or_exit
 from bot.domain import count_text
 from bot.notes.ingest import NOTE_SUFFIXES, find_note_files
@@ -21,7 +22,6 @@ from bot.ops.logs import json_logging
 from bot.render.replies import ANY_WORD_NOTE
 from bot.render.terminal import lookup_renderable
 from bot.services import ingest_paths, lookup
-from bot.taxonomy import TaxonomyError, load_taxonomy
 
 PROGRESS_MIN_FILES = 10
 NOTES_LIMIT = 100

@@ -10,12 +10,12 @@ import sqlalchemy as sa
 from rich.console import Console
 from rich.markup import escape as escape_markup
 
+from bot.classify.taxonomy import TaxonomyError
 from bot.config import Settings, SettingsError, load_settings
 from bot.metrics import Metrics
 from bot.ops.logs import json_logging
 from bot.services import Services
 from bot.store import StoreError, describe_unavailable, is_unavailable
-from bot.taxonomy import TaxonomyError
 
 # The consoles hold no settings or stream: each print writes to the sys.stdout or sys.stderr of
 # that moment (as a test runner swaps them), so sharing them keeps no state between commands.

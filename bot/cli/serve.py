@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from bot.classify.taxonomy import TaxonomyError
 from bot.cli.runtime import CliError, log, reclassify_on_start, say, settings_or_exit
 from bot.config import Settings
 from bot.metrics import Metrics
 from bot.services import Services
 from bot.store import StoreError
-from bot.taxonomy import TaxonomyError
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.background import BackgroundScheduler

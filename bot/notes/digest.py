@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Digest, Note, RoleSection
-from bot.taxonomy import Taxonomy
 
 
 def week_label(moment: datetime, zone: ZoneInfo) -> str:

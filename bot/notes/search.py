@@ -13,8 +13,8 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Role
-from bot.taxonomy import Taxonomy
 
 MAX_QUERY_CHARS = 500
 MAX_QUERY_TERMS = 16

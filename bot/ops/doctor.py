@@ -18,11 +18,11 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web import SlackResponse
 
+from bot.classify.taxonomy import TaxonomyError, load_taxonomy
 from bot.config import Settings, SettingsError, load_settings
 from bot.notes.ingest import NoteFileError, find_note_files, parse_note_file
 from bot.slack.client import BOT_SCOPES, describe_unreachable
 from bot.store.sql import MIGRATIONS, describe_unavailable
-from bot.taxonomy import TaxonomyError, load_taxonomy
 
 OK, FAIL, SKIP = "ok", "FAIL", "skip"
 SLACK_TIMEOUT = 10
@@ -103,7 +103,7 @@ def check_roles(settings: Settings) -> str:
     except TaxonomyError as exc:
         raise _CheckFailed(
             f"PRDIGEST_ROLES_FILE: {exc}: fix the file (its format is at the top of "
-            "bot/data/roles.toml) or the variable"
+            "bot/classify/data/roles.toml) or the variable"
         ) from None
     source = settings.roles_file or "the default taxonomy"
     return f"valid; {len(taxonomy.roles)} roles from {source}"

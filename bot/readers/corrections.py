@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.classify import build_classifier, classifier_fingerprint
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Classification, Note, NoteFix, Verdict
 from bot.llm_reader import ModelReader, build_reader
 from bot.services import FINGERPRINT_KEY, Services
 from bot.store import utcnow
-from bot.taxonomy import Taxonomy
 
 log = logging.getLogger(__name__)
 

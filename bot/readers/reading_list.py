@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Note, Pause, Reader
 from bot.notes.search import match_ids, parse_query
 from bot.store import Store
 from bot.store.ledger import Ledger
-from bot.taxonomy import Taxonomy
 
 AWAY_MAX_NOTES = 15  # notes in a "while you were away" section
 

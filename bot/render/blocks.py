@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Confidence, Note, Verdict
 from bot.render.mrkdwn import clip, escape, escaped, link
-from bot.taxonomy import Taxonomy
 
 __all__ = ["clip", "escape", "escaped", "link"]  # the text rules, re-exported for builders
 

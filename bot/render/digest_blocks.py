@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Digest, Note, Role, RoleSection, Verdict
 from bot.render.blocks import (
     SUBSCRIBE_ACTION_ID,
@@ -25,7 +26,6 @@ from bot.render.blocks import (
     pack_groups,
     section_block,
 )
-from bot.taxonomy import Taxonomy
 
 Message = dict[str, Any]
 

@@ -13,11 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import MAX_NOTE_ID, Note, NoteFix, Role, Verdict
 from bot.render.blocks import Block, context_block, section_block, verdict_badge
 from bot.render.mrkdwn import clip, escape, escaped, link
 from bot.render.replies import Message, error_reply, message
-from bot.taxonomy import Taxonomy
 
 FIX_CALLBACK_ID = "prdigest_fix"
 ROLES_BLOCK = "roles"

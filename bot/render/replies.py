@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Note, Pause, Reader, Role, Verdict, count_text
 from bot.render.blocks import (
     MAX_HOME_BLOCKS,
@@ -36,7 +37,6 @@ from bot.render.blocks import (
     note_plain_text,
     section_block,
 )
-from bot.taxonomy import Taxonomy
 
 Message = dict[str, Any]
 

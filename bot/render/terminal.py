@@ -9,8 +9,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Confidence, Digest, Note, Verdict
-from bot.taxonomy import Taxonomy
 
 VERDICT_STYLE = {
     Verdict.DEEP: "bold white on green",

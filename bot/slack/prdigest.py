@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from bot.classify.taxonomy import Taxonomy
 from bot.domain import Note, Verdict
 from bot.notes.digest import now_utc, week_bounds, week_label
 from bot.notes.search import MAX_QUERY_CHARS, QueryError, text_query
@@ -32,7 +33,6 @@ from bot.services import (
     preview_digest,
     week_digest,
 )
-from bot.taxonomy import Taxonomy
 
 COMMAND_NAME = "/prdigest"
 ALL_WORD = "all"

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.classify import build_classifier
+from bot.classify.taxonomy import load_taxonomy
 from bot.domain import Classification
-from bot.taxonomy import load_taxonomy
 from tests.labelled import (
     Labelled,
     RoleScore,

@@ -3,7 +3,12 @@
 Wall time on a shared machine swings with the load; the CPU time of this process is
 reported beside it and is the steadier figure.
 
-.venv/bin/python -m tests.bench.bench_classify [--phases]
+.venv/bin/python -m tests.bench.bench_classify [--phases] [--against CHECKOUT]
+
+--against compares with the classifier of another checkout (say `git worktree add
+/tmp/before <commit>`) in the same run: blocks of rounds alternate between this checkout
+and a child process classifying the same notes with the other, and the ratio of their CPU
+medians is printed, so that the load of a shared machine weighs on both alike.
 
 --phases also times each part of a classification on its own (CPU µs/note, median over
 the rounds): the rules, the paragraph's features, the role model, the verdict model, the
@@ -13,14 +18,18 @@ audience model's clause reading and its verdicts.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-from bot.audience_model import attend
-from bot.classify import Classifier, _normalise, build_classifier
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import features
+from bot.classify import Classifier, build_classifier
+from bot.classify.audience_model import attend
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.text import features, normalise
 from tests.bench.corpus import base_notes
 
 
@@ -28,6 +37,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--phases", action="store_true", help="time each part on its own")
+    parser.add_argument("--against", type=Path, help="another checkout to compare with")
     args = parser.parse_args()
     notes = base_notes()
     classifier = build_classifier(load_taxonomy(None))
@@ -48,17 +58,77 @@ def main() -> None:
     if args.phases:
         for name, cpu_us in phases(classifier, notes, args.rounds).items():
             print(f"  {name}: CPU median {cpu_us:.0f} µs/note")
+    if args.against is not None:
+        ours, theirs = against(classifier, notes, args.against, args.rounds)
+        print(
+            f"against {args.against}: CPU median {statistics.median(theirs) * 1e6:.0f} µs/note "
+            f"there, {statistics.median(ours) * 1e6:.0f} µs/note here: "
+            f"{statistics.median(theirs) / statistics.median(ours):.2f} times as fast"
+        )
+
+
+# Classifies the notes (JSON on stdin) with the checkout at argv[1], argv[2] rounds, and
+# prints each round's CPU seconds per note. Either layout of the package is read.
+_CHILD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from bot.classify import build_classifier
+try:
+    from bot.classify.taxonomy import load_taxonomy
+except ImportError:
+    from bot.classify.taxonomy import load_taxonomy
+notes = json.loads(sys.stdin.read())
+classifier = build_classifier(load_taxonomy(None))
+for title, paragraph in notes:
+    classifier.classify(title, paragraph)
+out = []
+for _ in range(int(sys.argv[2])):
+    cpu = time.process_time()
+    for title, paragraph in notes:
+        classifier.classify(title, paragraph)
+    out.append((time.process_time() - cpu) / len(notes))
+print(json.dumps(out))
+"""
+
+
+def against(
+    classifier: Classifier,
+    notes: list[tuple[str, str]],
+    checkout: Path,
+    rounds: int,
+    blocks: int = 5,
+) -> tuple[list[float], list[float]]:
+    """CPU seconds per note of each round here and in `checkout`, in alternating blocks."""
+    ours: list[float] = []
+    theirs: list[float] = []
+    per_block = max(1, rounds // blocks)
+    for _ in range(blocks):
+        for _ in range(per_block):
+            cpu = time.process_time()
+            for title, paragraph in notes:
+                classifier.classify(title, paragraph)
+            ours.append((time.process_time() - cpu) / len(notes))
+        child = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(checkout.resolve()), str(per_block)],
+            input=json.dumps(notes),
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=checkout,
+        )
+        theirs += json.loads(child.stdout)
+    return ours, theirs
 
 
 def phases(classifier: Classifier, notes: list[tuple[str, str]], rounds: int) -> dict[str, float]:
     """Each part of `Classifier.classify` timed on its own, over the same notes."""
-    texts = [(_normalise(t).lower(), p.strip(), _normalise(p.strip()).lower()) for t, p in notes]
+    texts = [(normalise(t).lower(), p.strip(), normalise(p.strip()).lower()) for t, p in notes]
     grams = [features(text) for _, _, text in texts]
-    rules = [classifier._classify_by_rules(*note)[0] for note in texts]
+    rules = [classifier.rules.classify(*note)[0] for note in texts]
     role_model, audience = classifier._role_model, classifier._audience
     attention = [attend(text, role_model) for _, _, text in texts]
     parts: dict[str, Callable[[int], object]] = {
-        "rules": lambda i: classifier._classify_by_rules(*texts[i]),
+        "rules": lambda i: classifier.rules.classify(*texts[i]),
         "paragraph features": lambda i: features(texts[i][2]),
         "role model": lambda i: role_model.proba_of(texts[i][0], grams[i]),
         "verdict model": lambda i: classifier._model.proba_of(grams[i]),

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from bot.classify import build_classifier
+from bot.classify.taxonomy import load_taxonomy
 from bot.config import load_settings
 from bot.domain import Classification
 from bot.llm_reader import LlmConfig, ModelReader, unsure
-from bot.taxonomy import load_taxonomy
 from tests.labelled import Labelled, load_set, score
 
 DEFAULT_SETS = ("unseen_v9",)

@@ -20,14 +20,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
 from bot import role_model
-from bot.classify import _normalise, build_classifier
+from bot.classify import build_classifier
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.text import features, normalise
+from bot.classify.train.roles import train
 from bot.domain import Classification
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import features
 from tests.labelled import DEV_SETS, NAMED_ROLES, load_set, score
-from tests.train_role_model import train
 
-# (KEEP_MIN, ADD_MIN) compared for the blend; the shipped pair is in bot/role_model.py
+# (role_keep_min, role_add_min) compared for the blend; the shipped pair is in
+# bot/classify/settings.py
 BLENDS = ((0.2, 0.4), (0.25, 0.4), (0.3, 0.4), (0.25, 0.5), (0.1, 0.5), (0.15, 0.6))
 MODEL_ALONE = 0.4  # the model alone: every role at or above this probability
 Probas = list[dict[str, float]]
@@ -38,7 +39,7 @@ def _fold(held: str) -> tuple[str, Probas]:
     slugs = load_taxonomy(None).slugs
     model = train((n for name in DEV_SETS if name != held for n in load_set(name)), slugs)
     return held, [
-        model.proba_of(_normalise(n.title).lower(), features(_normalise(n.paragraph).lower()))
+        model.proba_of(normalise(n.title).lower(), features(normalise(n.paragraph).lower()))
         for n in load_set(held)
     ]
 
@@ -55,12 +56,7 @@ def _blend(keep: float, add: float) -> Chooser:
     def run(
         rules: Classification, proba: dict[str, float], fixed: tuple[str, ...]
     ) -> Classification:
-        saved = role_model.KEEP_MIN, role_model.ADD_MIN
-        role_model.KEEP_MIN, role_model.ADD_MIN = keep, add
-        try:
-            return role_model.blend(rules, proba, fixed)
-        finally:
-            role_model.KEEP_MIN, role_model.ADD_MIN = saved
+        return role_model.blend(rules, proba, fixed, (keep, add))
 
     return run
 
@@ -94,7 +90,7 @@ def main() -> None:
         notes = load_set(held)
         texts = [(n.title, n.paragraph.strip()) for n in notes]
         read = [
-            classifier._classify_by_rules(_normalise(t).lower(), p, _normalise(p).lower())
+            classifier.rules.classify(normalise(t).lower(), p, normalise(p).lower())
             for t, p in texts
         ]
         rules = [r for r, _ in read]

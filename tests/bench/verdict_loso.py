@@ -1,17 +1,17 @@
 """Leave one set out: the verdict model trained on all development sets but one, scored on it.
 
-For each development set, `tests/train_verdict_model.train` fits the model on every other
+For each development set, `bot.classify.train.verdicts.train` fits the model on every other
 development set, and three classifiers are scored on the one left out (verdict accuracy as
 in tests/labelled.py: the main verdict and every audience-specific verdict right):
 
 - rules: the rules alone. They were written while reading the development sets, so on a
   set the rules were tuned on this column is optimistic;
 - model: the model's verdict with the rules' audience-specific verdicts;
-- shipped: rules and model blended as `bot.verdict_model.blend` does in production (the
+- shipped: rules and model blended as `bot.classify.verdict_model.blend` does in production (the
   learned blend itself is the shipped one, fitted on out-of-fold readings of every
   development set, this one included: a few numbers read, so slightly optimistic);
 - audience (with --audience, slower): shipped, then each group's own verdict from the
-  audience model (`bot.audience_model`), itself trained on every set but the one left out.
+  audience model (`bot.classify.audience_model`), itself trained on every set but the one left out.
 
 Each cell is the verdict accuracy, with the accuracy of the main verdict alone in brackets.
 
@@ -27,15 +27,16 @@ import argparse
 from collections.abc import Callable
 from dataclasses import replace
 
-from bot.audience_model import attend
-from bot.classify import _normalise, build_classifier
+from bot.classify import build_classifier
+from bot.classify.audience_model import attend
+from bot.classify.role_model import load_model as load_role_model
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.text import normalise
+from bot.classify.train.audiences import train as train_audience
+from bot.classify.train.verdicts import train
+from bot.classify.verdict_model import VerdictModel, blend
 from bot.domain import Classification
-from bot.role_model import load_model as load_role_model
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import VerdictModel, blend
 from tests.labelled import DEV_SETS, load_set, score
-from tests.train_audience_model import train as train_audience
-from tests.train_verdict_model import train
 
 COLUMNS = ("rules", "model", "shipped")
 
@@ -81,7 +82,7 @@ def main() -> None:
         answers: dict[str, dict[str, Classification]] = {c: {} for c in columns}
         for n in notes:
             rules = classifier.classify_by_rules(n.title, n.paragraph)
-            text = _normalise(n.paragraph.strip()).lower()
+            text = normalise(n.paragraph.strip()).lower()
             answers["rules"][n.title] = rules
             answers["model"][n.title] = _model_only(rules, model, text)
             answers["shipped"][n.title] = blend(rules, model.proba(text))

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.classify import build_classifier
+from bot.classify.taxonomy import load_taxonomy
 from bot.domain import Classification, Confidence
-from bot.taxonomy import load_taxonomy
 from tests.labelled import (
     DEV_SETS,
     RETIRED,

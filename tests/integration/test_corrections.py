@@ -10,10 +10,10 @@ import pytest
 
 import bot.classify
 from bot.classify import MODEL_FILES, classifier_fingerprint, classify
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.domain import Verdict
 from bot.readers.corrections import FixError, fix_note, reclassify, reclassify_if_changed
 from bot.services import FINGERPRINT_KEY, Services, ingest_paths
-from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.labelled import load_set
 from tests.support.notefiles import FIXTURES, seed_files
 from tests.support.notes import only_note, replacing_roles, write
@@ -132,7 +132,7 @@ def test_the_fingerprint_changes_whenever_the_classifier_decides_differently() -
     )
     assert recorded[fingerprint] == found, (
         "the classifier decides differently under the same fingerprint: raise "
-        "CLASSIFIER_VERSION in bot/classify.py, then record the new fingerprint"
+        "CLASSIFIER_VERSION in bot/classify/pipeline.py, then record the new fingerprint"
     )
 
 

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.classify.taxonomy import load_taxonomy
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, header_block
 from bot.render.mrkdwn import ELLIPSIS, clip, escape, escaped, link
 from bot.render.replies import roles_reply
 from bot.services import Services, ingest_paths
-from bot.taxonomy import load_taxonomy
 from tests.support.delivery import CHANNEL, publish
 from tests.support.fakeslack import (
     FakeSlack,

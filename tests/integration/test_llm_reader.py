@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.classify import build_classifier
+from bot.classify.taxonomy import load_taxonomy
 from bot.cli.app import app
 from bot.domain import Classification, Confidence, Note, Verdict
 from bot.llm_reader import (
@@ -28,7 +29,6 @@ from bot.notes.ingest import parse_note_file
 from bot.ops.prometheus import PrometheusMetrics
 from bot.services import FINGERPRINT_KEY, Services, ingest_paths
 from bot.store import Store
-from bot.taxonomy import load_taxonomy
 from tests.support.fakellm import FakeLLM, Reply, note_of
 from tests.support.fakeslack import FakeSlack
 from tests.support.notefiles import ROLE_SLUGS, seed_files

@@ -8,29 +8,28 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.audience_model import (
-    CANDIDATE_MIN,
+from bot.classify import Classifier
+from bot.classify.audience_model import (
     OTHERS,
-    SURE_MIN,
     Attention,
     AudienceModel,
     attend,
-    clauses,
     load_model,
     pair_features,
 )
-from bot.classify import Classifier, _normalise
+from bot.classify.role_model import load_model as load_role_model
+from bot.classify.settings import THRESHOLDS
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.text import clauses, normalise
+from bot.classify.train.audiences import main as train_main
 from bot.domain import Classification, Confidence, Verdict
-from bot.role_model import load_model as load_role_model
-from bot.taxonomy import load_taxonomy
 from tests.labelled import DEV_SETS, VALIDATION_SETS, load_set, verdict_right
-from tests.train_audience_model import main as train_main
 
 CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
 
 
 def _text(paragraph: str) -> str:
-    return _normalise(paragraph).lower()
+    return normalise(paragraph).lower()
 
 
 def test_clauses_end_at_punctuation_in_both_languages_and_at_contrast_words() -> None:
@@ -81,7 +80,7 @@ def test_a_clause_opening_with_even_names_no_group(paragraph: str) -> None:
         if c.strip().startswith(("even", "就连"))
     ]
     assert even and all(v == 0.0 for v in even[0].values())
-    assert attention.most("release-infra") < CANDIDATE_MIN
+    assert attention.most("release-infra") < THRESHOLDS.candidate_min
 
 
 def test_a_role_weighs_most_the_clause_that_speaks_of_it() -> None:
@@ -139,7 +138,7 @@ def _got(roles: tuple[str, ...], told: dict[str, Verdict] | None = None) -> Clas
 GLANCE = _model({"a:glance": (0.0, 8.0, 0.0), "a:study": (8.0, 0.0, 0.0)})
 SPLIT = _attention(
     (["study"], {"kernels": 0.95, "moe-quant": 0.05, "hardware": 0.01}),
-    (["glance"], {"kernels": 0.05, "moe-quant": 0.9, "hardware": CANDIDATE_MIN + 0.1}),
+    (["glance"], {"kernels": 0.05, "moe-quant": 0.9, "hardware": THRESHOLDS.candidate_min + 0.1}),
 )
 
 
@@ -163,7 +162,7 @@ def test_a_role_outside_the_note_needs_a_clause_that_speaks_of_it() -> None:
     assert got.role_verdicts == {"moe-quant": Verdict.SKIM, "hardware": Verdict.SKIM}
     faint = _attention(
         (["study"], {"kernels": 0.95, "hardware": 0.01}),
-        (["glance"], {"kernels": 0.05, "hardware": CANDIDATE_MIN - 0.1}),
+        (["glance"], {"kernels": 0.05, "hardware": THRESHOLDS.candidate_min - 0.1}),
     )
     assert GLANCE.refine(_got(("kernels",)), faint, roles).role_verdicts == {}
 
@@ -171,7 +170,7 @@ def test_a_role_outside_the_note_needs_a_clause_that_speaks_of_it() -> None:
 def test_an_unsure_model_changes_nothing() -> None:
     weak = _model({"a:glance": (0.0, 0.5, 0.0)})  # e^0.5 / (2 + e^0.5) is about 0.45
     probability = weak.row_proba({"a:glance": 1.0})[Verdict.SKIM]
-    assert probability < SURE_MIN
+    assert probability < THRESHOLDS.audience_sure_min
     got = weak.refine(_got(("kernels", "moe-quant")), SPLIT, ("moe-quant",))
     assert got.role_verdicts == {}
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from bot.classify import classify
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.domain import Verdict
-from bot.taxonomy import Taxonomy, load_taxonomy
 
 DEEP, SKIM, SKIP = Verdict.DEEP, Verdict.SKIM, Verdict.SKIP
 

@@ -16,8 +16,8 @@ import hashlib
 import pytest
 
 from bot.classify import build_classifier, classify
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.domain import Confidence, Verdict
-from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.bench.agreement import ANSWERS, ROLE_ANSWERS, answers, role_answers
 from tests.labelled import (
     DEV_SETS,

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.domain import Reader, RoleSubscription, Verdict
 from bot.notes.search import MAX_QUERY_CHARS
 from bot.render.blocks import MORE_ACTION_ID
@@ -32,7 +33,6 @@ from bot.slack.prdigest import (
     help_text,
     parse_command,
 )
-from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.support.fakeslack import validate_blocks
 from tests.support.notes import note
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.config import SettingsError, load_settings
 from bot.domain import Note, NoteFix, Role, Verdict
 from bot.render.blocks import REVISED_MARK, menu_note_block
@@ -18,7 +19,6 @@ from bot.render.fix_modal import (
     note_detail_reply,
     read_fix_form,
 )
-from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.support.fakeslack import payload_markup_problems, validate_blocks
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)

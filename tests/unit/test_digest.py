@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.classify.taxonomy import load_taxonomy
 from bot.domain import Note, Verdict
 from bot.notes.digest import build_digest, week_bounds, week_label
-from bot.taxonomy import load_taxonomy
 
 TAXONOMY = load_taxonomy(None)
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.domain import Confidence, Note, Verdict
 from bot.notes.digest import build_digest
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
@@ -19,7 +20,6 @@ from bot.render.digest_blocks import (
     parent_message,
     role_messages,
 )
-from bot.taxonomy import Taxonomy, load_taxonomy
 from tests.support.fakeslack import validate_blocks
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)

@@ -9,9 +9,9 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 TEST_FOLDERS = ("", "unit", "integration", "slow")
 FOLDERS = {"unit", "integration", "slow", "support", "bench", "fixtures"}
-# Training and scoring code run as `python -m tests.train_models` and by the benches: it
-# stays beside the tests until it has a home of its own.
-TRAINING = {"labelled.py", "model_files.py"}
+# Scoring code shared by the classifier's tests and the benches (training lives in
+# bot/classify/train).
+TRAINING = {"labelled.py"}
 
 
 def imported_test_modules(source: str, package: str) -> list[str]:
@@ -51,7 +51,7 @@ def misplaced(relative: list[str]) -> list[str]:
             wrong.append(path)
         elif folder in TEST_FOLDERS:
             allowed = name.startswith("test_") or name in {"conftest.py", "__init__.py"}
-            training = folder == "" and (name in TRAINING or name.startswith("train_"))
+            training = folder == "" and name in TRAINING
             if not (allowed or training):
                 wrong.append(path)
         elif folder == "support" and name.startswith("test_"):

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from tests.model_files import MANIFEST, TOOLCHAIN, agreement, read_manifest, training_data_digest
+from bot.classify.train.model_files import (
+    MANIFEST,
+    TOOLCHAIN,
+    agreement,
+    read_manifest,
+    training_data_digest,
+)
 
 DATA = MANIFEST.parent
 MODEL_FILES = ("role_model.json", "verdict_model.json", "audience_model.json", "verdict_blend.json")
@@ -28,7 +34,7 @@ def test_each_model_file_is_what_its_training_wrote(name: str) -> None:
 @pytest.mark.parametrize("name", MODEL_FILES)
 def test_each_model_was_trained_on_todays_development_sets(name: str) -> None:
     assert read_manifest()[name]["trained_on"] == training_data_digest(), (
-        f"the development sets changed after {name} was trained: python -m tests.train_models"
+        f"the development sets changed after {name} was trained: python -m bot.classify.train"
     )
 
 

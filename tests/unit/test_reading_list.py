@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from bot.classify.taxonomy import load_taxonomy
 from bot.domain import Pause, Reader, RoleSubscription, Verdict
 from bot.readers.reading_list import AWAY_MAX_NOTES, select_reading
-from bot.taxonomy import load_taxonomy
 from tests.support.notes import note
 
 TAXONOMY = load_taxonomy(None)

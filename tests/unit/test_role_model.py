@@ -9,24 +9,22 @@ from pathlib import Path
 import pytest
 
 from bot.classify import build_classifier
-from bot.domain import Classification, Confidence, Verdict
-from bot.role_model import (
-    ADD_MIN,
-    KEEP_MIN,
+from bot.classify.role_model import (
     MODEL_PATH,
     TITLE_MARK,
-    TITLE_REPEAT,
     RoleModel,
     blend,
     load_model,
     note_features,
 )
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import features
+from bot.classify.settings import THRESHOLDS
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.text import features
+from bot.classify.train.model_files import agreement
+from bot.classify.train.roles import main as train_main
+from bot.classify.train.roles import predictions
+from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import load_set
-from tests.model_files import agreement
-from tests.train_role_model import main as train_main
-from tests.train_role_model import predictions
 
 ROLES = ("kernels", "models", "hardware")
 
@@ -34,7 +32,7 @@ ROLES = ("kernels", "models", "hardware")
 def test_title_features_are_marked_and_count_more() -> None:
     grams = note_features("fused moe kernel", features("adds a kernel"))
     assert grams.count("kernel") == 1  # the paragraph's own word
-    assert grams.count(TITLE_MARK + "kernel") == TITLE_REPEAT
+    assert grams.count(TITLE_MARK + "kernel") == THRESHOLDS.title_repeat
     assert TITLE_MARK + "moe kernel" in grams
     assert TITLE_MARK + "adds" not in grams
 
@@ -116,7 +114,7 @@ def _proba(**given: float) -> dict[str, float]:
 
 def test_blend_keeps_the_rules_when_the_model_agrees() -> None:
     rules = _rules(("kernels", "models"))
-    assert blend(rules, _proba(kernels=0.9, models=KEEP_MIN)) is rules
+    assert blend(rules, _proba(kernels=0.9, models=THRESHOLDS.role_keep_min)) is rules
 
 
 def test_blend_drops_a_role_the_model_finds_unlikely_and_keeps_the_rules_order() -> None:
@@ -126,7 +124,12 @@ def test_blend_drops_a_role_the_model_finds_unlikely_and_keeps_the_rules_order()
 
 
 def test_blend_adds_a_role_the_model_is_fairly_sure_of() -> None:
-    got = blend(_rules(("kernels",)), _proba(kernels=0.9, hardware=ADD_MIN, models=ADD_MIN - 0.01))
+    got = blend(
+        _rules(("kernels",)),
+        _proba(
+            kernels=0.9, hardware=THRESHOLDS.role_add_min, models=THRESHOLDS.role_add_min - 0.01
+        ),
+    )
     assert got.roles == ("kernels", "hardware")
     assert got.primary_role == "kernels"
 
@@ -152,9 +155,9 @@ def test_blend_never_leaves_a_note_without_a_role() -> None:
 
 def test_a_model_sure_of_no_role_drops_none() -> None:
     rules = _rules(("models", "hardware"))
-    unsure = _proba(models=0.01, hardware=0.3, kernels=ADD_MIN - 0.01)
+    unsure = _proba(models=0.01, hardware=0.3, kernels=THRESHOLDS.role_add_min - 0.01)
     assert blend(rules, unsure) is rules
-    sure = _proba(models=0.01, hardware=0.3, kernels=ADD_MIN)
+    sure = _proba(models=0.01, hardware=0.3, kernels=THRESHOLDS.role_add_min)
     assert blend(rules, sure).roles == ("hardware", "kernels")
 
 
@@ -184,7 +187,7 @@ def test_the_classifier_blends_the_rules_with_the_shipped_model() -> None:
     rules = classifier.classify_by_rules(title, paragraph)
     proba = model.proba(title.lower(), paragraph.lower())
     assert classifier.classify(title, paragraph).roles == blend(rules, proba).roles
-    assert proba["release-infra"] > ADD_MIN
+    assert proba["release-infra"] > THRESHOLDS.role_add_min
 
 
 def test_the_shipped_model_loads_once_and_stays_small() -> None:

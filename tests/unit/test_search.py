@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.classify.taxonomy import load_taxonomy
 from bot.notes.search import (
     MAX_QUERY_CHARS,
     QueryError,
@@ -12,7 +13,6 @@ from bot.notes.search import (
     text_query,
     tokenize,
 )
-from bot.taxonomy import load_taxonomy
 
 TAXONOMY = load_taxonomy(None)
 

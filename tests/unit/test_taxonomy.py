@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
+from bot.classify.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
 from tests.support.notefiles import ROLE_SLUGS
 
 

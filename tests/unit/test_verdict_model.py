@@ -6,25 +6,23 @@ import math
 
 import pytest
 
-from bot.classify import Classifier, _normalise, build_classifier
-from bot.domain import Classification, Confidence, Verdict
-from bot.taxonomy import Taxonomy, load_taxonomy
-from bot.verdict_model import (
-    DEEP_MIN,
-    SHORT_FEATURES,
-    SURE_MIN,
+from bot.classify import Classifier, build_classifier
+from bot.classify.settings import THRESHOLDS
+from bot.classify.taxonomy import Taxonomy, load_taxonomy
+from bot.classify.text import features, normalise
+from bot.classify.train.blend import main as train_blend_main
+from bot.classify.train.verdicts import main as train_main
+from bot.classify.verdict_model import (
     BlendModel,
     Reading,
     VerdictModel,
     blend,
     blend_features,
-    features,
     load_blend,
     load_model,
 )
+from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import VALIDATION_SETS, load_set
-from tests.train_verdict_blend import main as train_blend_main
-from tests.train_verdict_model import main as train_main
 
 
 @pytest.fixture(scope="module")
@@ -85,19 +83,19 @@ def _words(n: int, word: str = "filler") -> str:
 
 def test_proba_follows_the_weights_and_sums_to_one() -> None:
     model = _model({"deep": (0.4, 0.0, 0.0), "skip": (0.0, 0.0, 0.4)})
-    p = model.proba(_words(SHORT_FEATURES, "deep")).proba
+    p = model.proba(_words(THRESHOLDS.short_features, "deep")).proba
     assert max(p, key=lambda v: p[v]) is Verdict.DEEP
     assert sum(p.values()) == pytest.approx(1.0)
-    q = model.proba(_words(SHORT_FEATURES, "skip") + " deep").proba
+    q = model.proba(_words(THRESHOLDS.short_features, "skip") + " deep").proba
     assert max(q, key=lambda v: q[v]) is Verdict.SKIP
-    flat = model.proba(_words(SHORT_FEATURES)).proba
+    flat = model.proba(_words(THRESHOLDS.short_features)).proba
     assert flat[Verdict.DEEP] == pytest.approx(1 / 3)
 
 
 def test_in_a_short_note_a_sure_rule_stands_and_the_blend_is_never_sure() -> None:
     model = _model({"skip": (0.0, 0.0, 9.0), "deep": (9.0, 0.0, 0.0)})
     short_skip = model.proba("skip skip skip")
-    assert short_skip.short and not model.proba(_words(SHORT_FEATURES)).short
+    assert short_skip.short and not model.proba(_words(THRESHOLDS.short_features)).short
     sure = _rules(Verdict.DEEP, Confidence.HIGH)
     assert blend(sure, short_skip, _blend_giving(0.01, 0.01, 0.98)) is sure
     unsure = _rules(Verdict.SKIM, Confidence.LOW)
@@ -146,7 +144,9 @@ def test_blend_keeps_the_rules_when_it_agrees_with_them() -> None:
 
 def test_blend_overrules_and_drops_audience_verdicts_equal_to_the_new_one() -> None:
     sure = _rules(Verdict.SKIP, Confidence.HIGH, kernels=Verdict.SKIM, hardware=Verdict.DEEP)
-    got = blend(sure, _proba(0.05, 0.9, 0.05), _blend_giving(0.05, SURE_MIN + 0.05, 0.1))
+    got = blend(
+        sure, _proba(0.05, 0.9, 0.05), _blend_giving(0.05, THRESHOLDS.verdict_sure_min + 0.05, 0.1)
+    )
     assert (got.verdict, got.verdict_confidence) == (Verdict.SKIM, Confidence.HIGH)
     assert got.role_verdicts == {"hardware": Verdict.DEEP}  # kernels now equals the verdict
 
@@ -159,7 +159,9 @@ def test_blend_is_low_confidence_below_sure_min() -> None:
 
 def test_blend_never_gives_deep_on_weak_evidence() -> None:
     sure = _rules(Verdict.DEEP, Confidence.HIGH, hardware=Verdict.SKIM)
-    got = blend(sure, _proba(0.45, 0.3, 0.25), _blend_giving(DEEP_MIN - 0.05, 0.3, 0.25 + 0.05))
+    got = blend(
+        sure, _proba(0.45, 0.3, 0.25), _blend_giving(THRESHOLDS.deep_min - 0.05, 0.3, 0.25 + 0.05)
+    )
     assert (got.verdict, got.verdict_confidence) == (Verdict.SKIM, Confidence.LOW)
     assert got.role_verdicts == {}  # hardware's skim is now the note's verdict
     middling = blend(sure, _proba(0.6, 0.3, 0.1), _blend_giving(0.6, 0.3, 0.1))
@@ -204,7 +206,7 @@ def test_the_blend_beats_the_rules_and_matches_the_model_on_the_validation_sets(
     for n in notes:
         shipped += classifier.classify(n.title, n.paragraph).verdict.value == n.verdict
         rules += classifier.classify_by_rules(n.title, n.paragraph).verdict.value == n.verdict
-        p = model.proba(_normalise(n.paragraph.strip()).lower()).proba
+        p = model.proba(normalise(n.paragraph.strip()).lower()).proba
         alone += max(p, key=lambda v: p[v]).value == n.verdict
     assert shipped >= rules + 0.1 * len(notes), (shipped, rules)
     assert shipped >= alone - 0.01 * len(notes), (shipped, alone)

@@ -1,10 +1,10 @@
-"""Train the verdict model (`bot/data/verdict_model.json`) from every development set.
+"""Train the verdict model (`bot/classify/data/verdict_model.json`) from every development set.
 
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
-Needs the `dev` extra (scikit-learn).
+Needs the `train` extra (scikit-learn).
 
-.venv/bin/python -m tests.train_verdict_model           # write bot/data/verdict_model.json
-.venv/bin/python -m tests.train_verdict_model --check   # exit 1 when the file is stale
+.venv/bin/python -m bot.classify.train.verdicts           # write the model file
+.venv/bin/python -m bot.classify.train.verdicts --check   # exit 1 when the file is stale
 """
 
 from __future__ import annotations
@@ -13,11 +13,16 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from bot.classify import _normalise
+from bot.classify.text import features, normalise
+from bot.classify.train.labelled import Labelled, development_notes
+from bot.classify.train.model_files import (
+    VERDICT_CLASSES,
+    fit_softmax,
+    softmax_predictions,
+    write_or_check,
+)
+from bot.classify.verdict_model import MODEL_PATH, VerdictModel
 from bot.domain import Verdict
-from bot.verdict_model import MODEL_PATH, VerdictModel, features
-from tests.labelled import Labelled, development_notes
-from tests.model_files import VERDICT_CLASSES, fit_softmax, softmax_predictions, write_or_check
 
 CLASSES = VERDICT_CLASSES
 C = 10.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/verdict_loso.py)
@@ -27,7 +32,7 @@ DIGITS = 4
 
 
 def vector(paragraph: str) -> dict[str, float]:
-    counts = Counter(features(_normalise(paragraph).lower()))
+    counts = Counter(features(normalise(paragraph).lower()))
     norm = math.sqrt(sum(c * c for c in counts.values())) or 1.0
     return {g: c / norm for g, c in counts.items()}
 
@@ -52,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         lambda: train(notes),
         VerdictModel.from_json,
         lambda model: softmax_predictions(model, (vector(n.paragraph) for n in notes)),
-        "python -m tests.train_verdict_model",
+        "python -m bot.classify.train.verdicts",
     )
 
 

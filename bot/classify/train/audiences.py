@@ -1,27 +1,32 @@
-"""Train the audience model (`bot/data/audience_model.json`) from every development set.
+"""Train the audience model (`bot/classify/data/audience_model.json`) from every development set.
 
 Each example is one role of one note: the note's gold roles take the main verdict unless
 the note gives their readers another, and every group the note names takes its own; a note
 that tells everyone else their verdict adds one example for them.
 The clauses are weighed by the shipped role model, so retrain after retraining that.
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
-Needs the `dev` extra (scikit-learn).
+Needs the `train` extra (scikit-learn).
 
-.venv/bin/python -m tests.train_audience_model           # write bot/data/audience_model.json
-.venv/bin/python -m tests.train_audience_model --check   # exit 1 when the file is stale
+.venv/bin/python -m bot.classify.train.audiences           # write the model file
+.venv/bin/python -m bot.classify.train.audiences --check   # exit 1 when the file is stale
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.audience_model import MODEL_PATH, OTHERS, AudienceModel, attend, pair_features
-from bot.classify import _normalise
+from bot.classify.audience_model import MODEL_PATH, OTHERS, AudienceModel, attend, pair_features
+from bot.classify.role_model import RoleModel
+from bot.classify.role_model import load_model as load_role_model
+from bot.classify.text import normalise
+from bot.classify.train.labelled import Labelled, development_notes
+from bot.classify.train.model_files import (
+    VERDICT_CLASSES,
+    fit_softmax,
+    softmax_predictions,
+    write_or_check,
+)
 from bot.domain import Verdict
-from bot.role_model import RoleModel
-from bot.role_model import load_model as load_role_model
-from tests.labelled import Labelled, development_notes
-from tests.model_files import VERDICT_CLASSES, fit_softmax, softmax_predictions, write_or_check
 
 CLASSES = VERDICT_CLASSES
 C = 5.0  # inverse L2 strength, chosen on the validation sets
@@ -37,7 +42,7 @@ def examples(
     rows: list[dict[str, float]] = []
     labels: list[int] = []
     for note in notes:
-        attention = attend(_normalise(note.paragraph.strip()).lower(), role_model)
+        attention = attend(normalise(note.paragraph.strip()).lower(), role_model)
         for role in sorted(note.roles | set(note.role_verdicts)):
             verdict = note.role_verdicts.get(role, note.verdict)
             rows.append(pair_features(attention, role))
@@ -69,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         lambda: fit(rows, labels),
         AudienceModel.from_json,
         lambda model: softmax_predictions(model, rows),
-        "python -m tests.train_audience_model",
+        "python -m bot.classify.train.audiences",
     )
 
 

@@ -1,102 +1,55 @@
-"""Rule-based note classifier: which readers a note is for, and how closely to read it.
+"""The rules: which readers a note is for, and how closely to read it, from its words.
 
-Everything here is pure and deterministic. A `Classifier` is compiled once per
-`Taxonomy`: all keywords and audience phrases of every role go into one
-prefix-trie regex, so a note is scanned once rather than once per keyword.
+Everything here is pure and deterministic. `Rules` are compiled once per `Taxonomy`: all
+keywords and audience phrases of every role go into one prefix-trie regex, so a note is
+scanned once rather than once per keyword.
 """
 
 from __future__ import annotations
 
 import bisect
-import hashlib
 import itertools
 import re
-import threading
-import unicodedata
-from dataclasses import replace
-from pathlib import Path
 
-from bot.audience_model import attend
-from bot.audience_model import load_model as load_audience_model
+from bot.classify.cues import (
+    CONTRAST,
+    EVEN,
+    HEDGE,
+    SIDE_CUES,
+    Cue,
+    Meaning,
+    find_cues,
+    weak_hint,
+)
+from bot.classify.settings import THRESHOLDS as T
+from bot.classify.taxonomy import Taxonomy
+from bot.classify.text import (
+    CLAUSE_CUT,
+    SENTENCE_CUT,
+    SENTENCE_END,
+    bounds,
+    normalise,
+    segment,
+    squeeze,
+)
+from bot.classify.trie import ASCII_ALNUM as _ASCII_ALNUM
+from bot.classify.trie import trie_regex
 from bot.domain import Classification, Confidence, Verdict
-from bot.role_model import blend as blend_roles
-from bot.role_model import load_model as load_role_model
-from bot.taxonomy import Taxonomy
-from bot.trie import ASCII_ALNUM as _ASCII_ALNUM
-from bot.trie import trie_regex
-from bot.verdict_model import blend, features, load_model, squared_counts
-from bot.verdicts import CONTRAST, EVEN, HEDGE, Cue, Meaning, find_cues, weak_hint
 
-__all__ = ["Classifier", "build_classifier", "classifier_fingerprint", "classify"]
+__all__ = ["Rules"]
 
 # --------------------------------------------------------------------------- tuning
 
-TITLE_WEIGHT = 2.5  # a keyword in the title counts this many times a paragraph hit
-AUDIENCE_WEIGHT = 5.0  # an audience phrase ("发布工程负责人") is strong evidence
-VERDICT_SENTENCE_BONUS = 1.5  # hits in the sentence that carries the verdict
-REPEAT_BONUS = 0.3  # each repeat of a term adds this fraction (up to 3 repeats)
-MIN_SCORE = 3.0  # a role needs at least this much evidence
-RELATIVE_MIN = 0.35  # ...and at least this fraction of the best role's score
-SPAN_MIN = 2.0  # evidence needed to count a role as named in an audience span
 FALLBACK_ROLE = "models"
 # "image" in a sentence about builds and releases is a container image: its evidence goes
-# to this role, at this weight, when the sentence has another word of that role's (at
-# least CONTAINER_CONTEXT_MIN) and none of multimodal's, or when a platform's name comes
-# right before it ("the ROCm image").
+# to this role when the sentence has another word of that role's and none of multimodal's,
+# or when a platform's name comes right before it ("the ROCm image").
 CONTAINER_ROLE = "release-infra"
 PLATFORM_ROLE = "hardware"
-CONTAINER_IMAGE_WEIGHT = 2.0
-CONTAINER_CONTEXT_MIN = 2.0
 _IMAGE_KEYS = frozenset(("image", "images"))
 _CONTAINER_KEY = "image@container"
-EXCERPT_MAX = 160
-EXCERPT_MIN = 24  # a shorter verdict sentence ("值得精读。") gets the next one too
 
 # --------------------------------------------------------------------------- text helpers
-
-
-# Sentence and clause boundaries (applied to NFKC text, so "，" is already ","). A "." only
-# ends a sentence before whitespace, so "v0.6.1" and "torch.compile" stay whole.
-_SENTENCE_END = re.compile(r"[。!?.\n]")
-_CLAUSE_END = re.compile(r"[。!?.\n,;:]|——| — |→|->")
-# The same ends as cuts that start a new segment (a "." only before whitespace).
-_SENTENCE_CUT = re.compile(r"[。!?\n]|\.(?=\s)")
-_CLAUSE_CUT = re.compile(r"[。!?\n,;:]|\.(?=\s)|——| — |→|->")
-
-
-# The usual full-width punctuation, mapped as NFKC would; replacing these first keeps the
-# (slow) full normalisation for the rare text that needs more.
-_FULLWIDTH = tuple((chr(cp), chr(cp - 0xFEE0)) for cp in map(ord, "，：；（）！？"))
-
-
-def _normalise(text: str) -> str:
-    """NFKC-normalise `text` (with a fast path for the usual full-width punctuation)."""
-    if text.isascii():
-        return text
-    for wide, narrow in _FULLWIDTH:
-        if wide in text:
-            text = text.replace(wide, narrow)
-    if not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
-    return text
-
-
-def _bounds(pattern: re.Pattern[str], text: str) -> list[int]:
-    """Start offsets of the segments `pattern` cuts `text` into (always starts with 0)."""
-    starts = [0]
-    starts += [m.end() for m in pattern.finditer(text)]
-    if len(starts) > 1 and starts[-1] >= len(text):
-        starts.pop()  # a cut at the very end starts no segment
-    return starts
-
-
-def _segment(starts: list[int], text_len: int, index: int) -> tuple[int, int]:
-    end = starts[index + 1] if index + 1 < len(starts) else text_len
-    return starts[index], end
-
-
-def _key(term: str) -> str:
-    return "".join(term.split())
 
 
 # --------------------------------------------------------------------------- audiences
@@ -130,7 +83,6 @@ _WORKERS_EN = re.compile(
     r"\b(?:whoever|(?:anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who|that)\b"
     r"|(?:anyone|anybody|those|people|someone|folks|readers)\s+(?=[a-z]+ing\b))\s*[^;:,.]{1,60}"
 )
-_PEOPLE_LEAD_ZH = 24  # characters
 _PEOPLE_LEAD_EN = re.compile(r"(?:[\w./+-]+\s+){0,4}$")  # words
 _AUDIENCE_ANCHORS = (
     ("对", "给"),
@@ -251,106 +203,8 @@ _AUDIENCE_HINT = re.compile(
     r"|readers|\bif you|unless you|group|camp|crew|squad|rotation|on-call|值班|轮值"
 )
 
-# Audience spans: "值得<X>精读", "对<X>来说", "for <X>".
-_SPAN_ZH = re.compile(
-    r"(?:值得|建议|推荐|适合|对于|对)([^,。;]{1,40}?)(?:精读|细读|快速浏览|浏览|略读|阅读|来说|而言)"
-)
-_SPAN_EN = re.compile(
-    r"\bfor\s+([^;.]{1,120})"
-    r"|\bif\s+you\s+(?:own|maintain|work\s+on|touch|care\s+about|are\s+working\s+on|run)"
-    r"\s+([^;.,]{1,80})"
-    r"|\b(?:anyone|people|engineers)\s+(?:touching|working\s+on|maintaining|owning)\s+([^;.,]{1,80})"
-)
-
-# Negative and side cues, all literals, found in one pass. Kinds:
-#   before - readers/topics named before it in its clause need not read it
-#            ("FP8 的工程师可略过", "与视觉编码器无关"): those roles are dropped
-#   after  - the same for topics named after it ("not relevant to kernel authors")
-#   others - may close an audience split ("其余读者可略过", "everyone else can skip it")
-#   defer  - the clause describes work left to later PRs; its words are not evidence
-_AUX_CUES: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(
-        [
-            "可略过",
-            "可以略过",
-            "可跳过",
-            "可以跳过",
-            "无需阅读",
-            "不必阅读",
-            "无需关注",
-            "不必关注",
-            "不用读",
-            "不必读",
-            "无需精读",
-            "不必精读",
-            "不必细读",
-            "无需细读",
-            "无需细看",
-            "不必细看",
-            "不用细看",
-            "不用看",
-            "不必看",
-            "无需看",
-            "不需要看",
-            "不需要读",
-            "可以忽略",
-            "可忽略",
-            "毫无关系",
-            "没有关系",
-            "无关",
-            "不相关",
-            "can skip",
-            "can safely skip",
-            "can ignore",
-            "can safely ignore",
-            "may skip",
-            "should skip",
-            "need not read",
-            "needn't read",
-            "don't need to read",
-            "do not need to read",
-        ],
-        ("before", "others"),
-    ),
-    **dict.fromkeys(["略过即可", "跳过即可", "skip", "ignore"], ("others",)),
-    # The subject is part of the cue: "nobody else needs to read this".
-    **dict.fromkeys(["nobody else", "no one else", "no-one else"], ("others", "self")),
-    **dict.fromkeys(
-        [
-            "not relevant to",
-            "not relevant for",
-            "isn't relevant to",
-            "is not relevant to",
-            "not useful for",
-            "not interesting for",
-            "irrelevant to",
-            "irrelevant for",
-            "nothing to do with",
-            "unrelated to",
-            "no relevance to",
-            "no relevance for",
-        ],
-        ("after",),
-    ),
-    **dict.fromkeys(
-        [
-            "留给后续",
-            "留待后续",
-            "留到后续",
-            "留给之后",
-            "后续单独",
-            "left to a follow-up",
-            "left to a follow up",
-            "left to follow-ups",
-            "left to later",
-            "left for later",
-            "left for a follow-up",
-            "for later",
-        ],
-        ("defer",),
-    ),
-}
-_AUX_RE = re.compile(trie_regex(_AUX_CUES))
+# Negative and side cues (data/cues.toml, [side_cues]), all literals, found in one pass.
+_AUX_RE = re.compile(trie_regex(SIDE_CUES))
 # The subject just before an "others" cue: "其余读者", "普通模型工程师", "everyone else".
 _OTHERS_SUBJECT = re.compile(
     r"(?:其余|其他|其它|别的|剩下的|普通|一般|大多数|大部分|多数|再往外|非[^,。;]{1,12}?的"
@@ -428,23 +282,11 @@ _Info = tuple[tuple[tuple[int, float], ...], bool, bool]
 _Hit = tuple[int, str, tuple[tuple[int, float], ...]]
 
 
-class Classifier:
-    """A taxonomy compiled for fast classification; build with `build_classifier`."""
+class Rules:
+    """A taxonomy's rules, compiled once: keyword evidence, audiences, verdict statements."""
 
-    def __init__(self, taxonomy: Taxonomy, *, audience_model: bool = True) -> None:
-        """`audience_model=False` leaves audience-specific verdicts to the rules alone
-        (for evaluation)."""
-        self.taxonomy = taxonomy
+    def __init__(self, taxonomy: Taxonomy) -> None:
         self.slugs = taxonomy.slugs
-        self._model = load_model()
-        self._role_model = load_role_model()
-        self._audience = load_audience_model() if audience_model else None
-        # the roles the audience model may give a verdict of their own
-        self._split_roles = tuple(r for r in self._role_model.roles if r in self.slugs)
-        # A team's own roles are the rules' alone; the model speaks only for roles it knows.
-        self._role_filter = (
-            None if set(self._role_model.roles) <= set(self.slugs) else frozenset(self.slugs)
-        )
         self._fallback = FALLBACK_ROLE if FALLBACK_ROLE in self.slugs else self.slugs[0]
         self._fallback_index = (
             self.slugs.index(FALLBACK_ROLE) if FALLBACK_ROLE in self.slugs else None
@@ -455,12 +297,12 @@ class Classifier:
         terms: set[str] = set()
 
         def add(raw: str, index: int, weight: float) -> None:
-            term = _normalise(raw).lower().strip()
+            term = normalise(raw).lower().strip()
             is_prefix = term.endswith("*")
             term = term.rstrip("*").strip()
             if not term:
                 return
-            key = _key(term)
+            key = squeeze(term)
             if is_prefix:
                 prefix_keys.add(key)
             terms.add(" ".join(term.split()))
@@ -471,14 +313,14 @@ class Classifier:
         self._group_names: dict[str, int] = {}
         for index, role in enumerate(taxonomy.roles):
             for name in (role.slug, role.name_en, role.name_zh, *role.aliases):
-                self._group_names.setdefault(_key(_normalise(name).lower()), index)
+                self._group_names.setdefault(squeeze(normalise(name).lower()), index)
         zh_names = sorted((n for n in self._group_names if not n.isascii()), key=len, reverse=True)
         self._zh_group_name = re.compile(f"(?:{'|'.join(map(re.escape, zh_names))})$")
         for index, role in enumerate(taxonomy.roles):
             for term, weight in role.keywords.items():
                 add(term, index, weight)
             for phrase in role.audience:
-                add(phrase, index, AUDIENCE_WEIGHT)
+                add(phrase, index, T.audience_weight)
         self._table: dict[str, tuple[tuple[int, float], ...]] = {
             k: tuple(sorted(v.items())) for k, v in table.items()
         }
@@ -487,28 +329,27 @@ class Classifier:
             k: (v, k[0] in _ASCII_ALNUM, k[-1] in _ASCII_ALNUM and k not in prefix_keys)
             for k, v in self._table.items()
         }
-        pattern = trie_regex(sorted(terms), skip_words=True)
-        self._matcher = re.compile(pattern)
+        self._matcher = re.compile(trie_regex(sorted(terms), skip_words=True))
         self._container: tuple[int, int, int] | None = None
         if {CONTAINER_ROLE, PLATFORM_ROLE, "multimodal"} <= set(self.slugs):
             infra, visual = self.slugs.index(CONTAINER_ROLE), self.slugs.index("multimodal")
             self._container = (infra, visual, self.slugs.index(PLATFORM_ROLE))
-            self._table[_CONTAINER_KEY] = ((infra, CONTAINER_IMAGE_WEIGHT),)
+            self._table[_CONTAINER_KEY] = ((infra, T.container_image_weight),)
 
     # ----------------------------------------------------------------- matching
 
-    def _hits(self, text: str, start: int = 0, end: int | None = None) -> list[_Hit]:
-        """(offset, term key, weights) of every keyword/audience hit in text[start:end]."""
+    def _hits(self, text: str) -> list[_Hit]:
+        """(offset, term key, weights) of every keyword/audience hit in `text`."""
         size = len(text)
         info_of = self._info
         out: list[_Hit] = []
-        for m in self._matcher.finditer(text, start, size if end is None else end):
+        for m in self._matcher.finditer(text):
             key = m.group()
             info = info_of.get(key)
             if info is None:
                 if key.isalnum():  # a word skipped whole, not a term
                     continue
-                key = _key(key)
+                key = squeeze(key)
                 info = info_of.get(key)
                 if info is None:
                     continue
@@ -536,12 +377,12 @@ class Classifier:
         if self._container is None or not any(h[1] in _IMAGE_KEYS for h in hits):
             return hits
         infra, visual, platform = self._container
-        starts = _bounds(_SENTENCE_END, text)
+        starts = bounds(SENTENCE_END, text)
         out = list(hits)
         for n, (offset, key, _weights) in enumerate(hits):
             if key not in _IMAGE_KEYS:
                 continue
-            lo, hi = _segment(starts, len(text), bisect.bisect_right(starts, offset) - 1)
+            lo, hi = segment(starts, len(text), bisect.bisect_right(starts, offset) - 1)
             near = [w for o, k, w in hits if lo <= o < hi and k not in _IMAGE_KEYS]
             if any(i == visual for w in near for i, _x in w):
                 continue
@@ -551,7 +392,9 @@ class Classifier:
                 and not text[before[0] + len(before[1]) : offset].strip()
                 and any(i == platform for i, _x in before[2])
             )
-            if named or any(i == infra and x >= CONTAINER_CONTEXT_MIN for w in near for i, x in w):
+            if named or any(
+                i == infra and x >= T.container_context_min for w in near for i, x in w
+            ):
                 out[n] = (offset, _CONTAINER_KEY, self._table[_CONTAINER_KEY])
         return out
 
@@ -565,7 +408,7 @@ class Classifier:
         """Does `pattern` find a model name in the title (a name, not vocabulary)?"""
         for m in pattern.finditer(title):
             name = next(g for g in m.groups() if g)
-            key = _key(name)
+            key = squeeze(name)
             # "fp8", "eagle3", "blockv2", "bfloat16" are vocabulary, not names
             if (
                 key not in self._table
@@ -581,7 +424,7 @@ class Classifier:
         # a group's bare name as the subject: "Frontend only has to note ...", "quant can skim"
         bare = _BARE_GROUP.match(span) if span.isascii() else None
         found: dict[int, float] = (
-            dict.fromkeys(self._label_roles(bare.group(1)), SPAN_MIN) if bare else {}
+            dict.fromkeys(self._label_roles(bare.group(1)), T.span_min) if bare else {}
         )
         if not _AUDIENCE_HINT.search(span):
             return frozenset(found), bool(found)
@@ -594,18 +437,18 @@ class Classifier:
         for m in _PEOPLE.finditer(span):
             s = m.start()
             if m.group()[0] in _ASCII_ALNUM:
-                lead = _PEOPLE_LEAD_EN.search(span, max(0, s - 80), s)
+                lead = _PEOPLE_LEAD_EN.search(span, max(0, s - T.people_lead_en), s)
                 named.append(span[lead.start() if lead else s : m.end()])
-                tail = span[max(0, s - 40) : s].split()
+                tail = span[max(0, s - T.group_name_lookback) : s].split()
                 before = _GROUP_WORD_SPLIT.split(tail[-1]) if tail else []
             else:
-                named.append(span[max(0, s - _PEOPLE_LEAD_ZH) : m.end()])
-                before = [span[max(0, s - 8) : s].rstrip(" 的")]
+                named.append(span[max(0, s - T.people_lead_zh) : m.end()])
+                before = [span[max(0, s - T.group_name_lookback_zh) : s].rstrip(" 的")]
             # a group's own name just before the noun: "model authors", "接模型的同学"
             for word in before:
                 index = self._group_name_at_end(word)
                 if index is not None:
-                    found[index] = SPAN_MIN
+                    found[index] = T.span_min
         readers = bool(named)
         # the work alone names readers only when it names a role's work
         workers = _WORKERS_ZH.match(span)
@@ -615,7 +458,7 @@ class Classifier:
         for words in named:
             for index, value in self._span_roles(words).items():
                 found[index] = max(found.get(index, 0.0), value)
-        roles = frozenset(i for i, v in found.items() if v >= SPAN_MIN)
+        roles = frozenset(i for i, v in found.items() if v >= T.span_min)
         return roles, readers or bool(roles)
 
     def _cue_audience(
@@ -623,7 +466,7 @@ class Classifier:
     ) -> frozenset[int] | str | None:
         """Whom a verdict cue speaks to: named roles, "others" (everyone else) or None."""
         ci = bisect.bisect_right(starts, cue.start) - 1
-        c_start, c_end = _segment(starts, len(text), ci)
+        c_start, c_end = segment(starts, len(text), ci)
         for m in CONTRAST.finditer(text, c_start, cue.start):
             c_start = m.end()
         after = CONTRAST.search(text, cue.end, c_end)
@@ -635,7 +478,7 @@ class Classifier:
             # "even ROCm maintainers only need the takeaway", "管镜像的同学也不必点开":
             # said of the closest readers, so said to everyone
             return None
-        lo = max(c_start, cue.start - 40)
+        lo = max(c_start, cue.start - T.subject_lookback)
         subject = (
             _OTHERS_SUBJECT.search(text, lo, cue.start)
             if _OTHERS_HINT.search(text, lo, cue.start)
@@ -651,7 +494,7 @@ class Classifier:
             return "others"  # "nothing new for anyone else"
         if ci > 0:
             # "for the rest of us, there is nothing here", "对其他人来说，没什么可看"
-            p_start = _segment(starts, len(text), ci - 1)[0]
+            p_start = segment(starts, len(text), ci - 1)[0]
             if _FRONTED_OTHERS.fullmatch(text, p_start, c_start):
                 return "others"
         clause = text[c_start:c_end]
@@ -670,11 +513,11 @@ class Classifier:
             return roles or "unknown"
         if not roles and ci > 0:
             # "对做量化的同学来说，不值得精读": the readers are named in the clause before
-            p_start, p_end = _segment(starts, len(text), ci - 1)
+            p_start, p_end = segment(starts, len(text), ci - 1)
             if EVEN.match(text, p_start, p_end):
                 return None
             # ("内核同学精读；做缓存的同学只需留意边界，看结论就行": the same verdict goes on)
-            if not _SENTENCE_END.search(text, p_end - 1, p_end) and all(
+            if not SENTENCE_END.search(text, p_end - 1, p_end) and all(
                 c.verdict is cue.verdict for c in cues if p_start <= c.start < p_end
             ):
                 roles = self._audience_roles(text[p_start:p_end])[0]
@@ -692,7 +535,7 @@ class Classifier:
 
     def _group_name_at_end(self, word: str) -> int | None:
         """The role whose name `word` is (English) or ends with (Chinese)."""
-        key = _key(word)
+        key = squeeze(word)
         if not key:
             return None
         if key[-1] in _ASCII_ALNUM:
@@ -706,7 +549,7 @@ class Classifier:
     def _label_roles(self, label: str) -> frozenset[int]:
         """Roles a heading names by their group names ("Spec-decode:", "Quant / MoE →")."""
         words = _LABEL_SPLIT.split(label.strip(" :→->"))
-        found = [self._group_names.get(_key(w)) for w in words if w.strip()]
+        found = [self._group_names.get(squeeze(w)) for w in words if w.strip()]
         if not found or None in found:
             return frozenset()
         return frozenset(i for i in found if i is not None)
@@ -719,7 +562,7 @@ class Classifier:
         out: list[tuple[Cue, frozenset[int]]] = []
         for m in _LIMITED.finditer(text):
             ci = bisect.bisect_right(starts, m.start()) - 1
-            c_start, c_end = _segment(starts, len(text), ci)
+            c_start, c_end = segment(starts, len(text), ci)
             if any(c_start <= c.start < c_end for c in cues):
                 continue
             roles = self._audience_roles(text[c_start:c_end])[0]
@@ -742,27 +585,6 @@ class Classifier:
 
     # ----------------------------------------------------------------- classify
 
-    def classify(self, title: str, paragraph: str) -> Classification:
-        """Roles and verdict from the rules, each decided together with its learned model."""
-        display = paragraph.strip()
-        text = _normalise(display).lower()
-        title_text = _normalise(title).lower()
-        by_rules, fixed = self._classify_by_rules(title_text, display, text)
-        grams = features(text)
-        squares = squared_counts(grams)
-        proba = self._role_model.proba_of(title_text, grams, squares)
-        if self._role_filter is not None:
-            proba = {r: p for r, p in proba.items() if r in self._role_filter}
-        roles = blend_roles(by_rules, proba, fixed)
-        got = blend(roles, self._model.proba_of(grams, squares))
-        if self._audience is not None:
-            got = self._audience.refine(got, attend(text, self._role_model), self._split_roles)
-        told = got.role_verdicts
-        if len(told) < len(self.slugs) or all(v is got.verdict for v in told.values()):
-            # only what differs from the main verdict, unless everyone else is told theirs
-            told = {r: v for r, v in told.items() if v is not got.verdict}
-        return got if told == got.role_verdicts else replace(got, role_verdicts=told)
-
     def _model_title(self, title: str) -> str | None:
         """ "adds" when the title adds a model, "fixes" when it fixes one, else None (also
         for a model's serving-side piece: its tool parser, chat template)."""
@@ -772,27 +594,21 @@ class Classifier:
             return "adds"
         return "fixes" if self._names_model(title, _MODEL_FIX_RE) else None
 
-    def classify_by_rules(self, title: str, paragraph: str) -> Classification:
-        """The classification by the rules alone (for evaluation and explanations)."""
-        display = paragraph.strip()
-        title_text = _normalise(title).lower()
-        return self._classify_by_rules(title_text, display, _normalise(display).lower())[0]
-
-    def _classify_by_rules(
+    def classify(
         self, title_text: str, display: str, text: str
     ) -> tuple[Classification, tuple[str, ...]]:
-        """`classify_by_rules` of a normalised, lower-cased title (`title_text`) and of a
-        paragraph already stripped (`display`) and normalised, lower-cased (`text`): the
-        models read the same text. With it, the roles the rules keep whatever the role model
-        says: a note that adds or fixes one model is a models note."""
+        """The classification by the rules of a normalised, lower-cased title (`title_text`)
+        and of a paragraph already stripped (`display`) and normalised, lower-cased (`text`):
+        the models read the same text. With it, the roles the rules keep whatever the role
+        model says: a note that adds or fixes one model is a models note."""
         n_roles = len(self.slugs)
 
-        sentence_starts = _bounds(_SENTENCE_CUT, text)
+        sentence_starts = bounds(SENTENCE_CUT, text)
         clause_cache: list[list[int]] = []
 
         def clauses() -> list[int]:
             if not clause_cache:
-                clause_cache.append(_bounds(_CLAUSE_CUT, text))
+                clause_cache.append(bounds(CLAUSE_CUT, text))
             return clause_cache[0]
 
         def sentence_of(offset: int) -> int:
@@ -814,7 +630,9 @@ class Classifier:
             elif isinstance(who, frozenset):
                 named_cues.append((cue, who))
                 lead = text[
-                    max(sentence_starts[sentence_of(cue.start)], cue.start - 60) : cue.start
+                    max(
+                        sentence_starts[sentence_of(cue.start)], cue.start - T.cue_lookback
+                    ) : cue.start
                 ]
                 if others_cue is None and _AND_OTHERS.search(lead):
                     others_cue = cue
@@ -874,36 +692,36 @@ class Classifier:
             title_counts[key] = title_counts.get(key, 0) + 1
         table = self._table
         for key, count in title_counts.items():
-            factor = TITLE_WEIGHT * (1.0 + REPEAT_BONUS * (min(count, 4) - 1))
+            factor = T.title_weight * (1.0 + T.repeat_bonus * (min(count, 4) - 1))
             for index, weight in table[key]:
                 scores[index] += weight * factor
 
         para_hits = all_hits = self._senses(text, self._hits(text))
         aux = [
-            (m.start(), m.end(), _AUX_CUES[" ".join(m.group().split())])
+            (m.start(), m.end(), SIDE_CUES[" ".join(m.group().split())])
             for m in _AUX_RE.finditer(text)
         ]
         deferred = [
-            _segment(clauses(), len(text), bisect.bisect_right(clauses(), start) - 1)
+            segment(clauses(), len(text), bisect.bisect_right(clauses(), start) - 1)
             for start, _end, kinds in aux
             if "defer" in kinds
         ]
         if deferred:
             para_hits = [h for h in para_hits if not any(a <= h[0] < b for a, b in deferred)]
         if verdict_sentence >= 0:
-            vs_start, vs_end = _segment(sentence_starts, len(text), verdict_sentence)
+            vs_start, vs_end = segment(sentence_starts, len(text), verdict_sentence)
         else:
             vs_start = vs_end = -1
         para_counts: dict[str, tuple[int, float]] = {}
         for offset, key, _weights in para_hits:
-            bonus = VERDICT_SENTENCE_BONUS if vs_start <= offset < vs_end else 1.0
+            bonus = T.verdict_sentence_bonus if vs_start <= offset < vs_end else 1.0
             seen = para_counts.get(key)
             if seen is None:
                 para_counts[key] = (1, bonus)
             else:
                 para_counts[key] = (seen[0] + 1, bonus if bonus > seen[1] else seen[1])
         for key, (count, top) in para_counts.items():
-            factor = top + REPEAT_BONUS * (min(count, 4) - 1)
+            factor = top + T.repeat_bonus * (min(count, 4) - 1)
             for index, weight in table[key]:
                 scores[index] += weight * factor
 
@@ -914,7 +732,7 @@ class Classifier:
             index = self.slugs.index(FALLBACK_ROLE)
             forced.add(index)
             if model_title == "fixes":
-                scores[index] = max(scores[index], MIN_SCORE)
+                scores[index] = max(scores[index], T.min_score)
 
         # ---- negative evidence: "X 工程师可略过", "与 X 无关", "not relevant to X"
         suppressed: set[int] = set()
@@ -923,7 +741,7 @@ class Classifier:
             if not before and "after" not in kinds:
                 continue
             ci = bisect.bisect_right(clauses(), start) - 1
-            c_start, c_end = _segment(clauses(), len(text), ci)
+            c_start, c_end = segment(clauses(), len(text), ci)
             lo, hi = (c_start, start) if before else (end, c_end)
             if before and _EXCEPT_SUBJECT.search(text, lo, hi):
                 continue  # "非量化方向的读者可略过": the roles named are the exception
@@ -937,7 +755,7 @@ class Classifier:
             for start, _end, kinds in aux:
                 if "others" not in kinds:
                     continue
-                lo = max(0, start - 40)
+                lo = max(0, start - T.subject_lookback)
                 if "self" in kinds or (
                     _OTHERS_HINT.search(text, lo, start) and _OTHERS_SUBJECT.search(text, lo, start)
                 ):
@@ -953,7 +771,7 @@ class Classifier:
             for c_start in starts:
                 if not _OTHERS_OPENING.match(text, c_start):
                     continue
-                s_end = _segment(sentence_starts, len(text), sentence_of(c_start))[1]
+                s_end = segment(sentence_starts, len(text), sentence_of(c_start))[1]
                 if not any(c_start <= c.start < s_end for c in cues):
                     # "其他人知道 X 就够了", "Everyone else: the release-note line is enough"
                     enough = _ENOUGH.search(text, c_start, s_end) or _LIMITED.search(
@@ -967,7 +785,7 @@ class Classifier:
         verdict: Verdict
         if use_general:
             verdict = general_verdict
-            s_start, s_end = _segment(sentence_starts, len(text), verdict_sentence)
+            s_start, s_end = segment(sentence_starts, len(text), verdict_sentence)
             if HEDGE.search(text, s_start, s_end):
                 confidence = Confidence.LOW
             if verdict is Verdict.DEEP and any(
@@ -1008,9 +826,9 @@ class Classifier:
         else:
             live = [(scores[i], i) for i in range(n_roles) if i not in suppressed]
             best = max((s for s, _ in live), default=0.0)
-            threshold = max(MIN_SCORE, RELATIVE_MIN * best)
+            threshold = max(T.min_score, T.relative_min * best)
             chosen = sorted(
-                (i for s, i in live if s >= threshold or (i in forced and s >= MIN_SCORE / 2)),
+                (i for s, i in live if s >= threshold or (i in forced and s >= T.min_score / 2)),
                 key=lambda i: (-scores[i], i),
             )
             chosen += [i for i in positive_named if i not in chosen]
@@ -1056,8 +874,8 @@ class Classifier:
     def scores(self, title: str, paragraph: str) -> dict[str, float]:
         """Raw per-role evidence (title and paragraph hits only), for debugging."""
         out = dict.fromkeys(self.slugs, 0.0)
-        for text, factor in ((title, TITLE_WEIGHT), (paragraph, 1.0)):
-            for index, value in self._span_roles(_normalise(text).lower()).items():
+        for text, factor in ((title, T.title_weight), (paragraph, 1.0)):
+            for index, value in self._span_roles(normalise(text).lower()).items():
                 out[self.slugs[index]] += value * factor
         return out
 
@@ -1066,9 +884,9 @@ def _heading(text: str, starts: list[int], index: int) -> tuple[int, int] | None
     """The span of the nearest heading ("Kernel people:", "Rest →") before clause `index`
     in its sentence, if there is one."""
     j = index
-    while j > 0 and not _SENTENCE_END.search(text, starts[j] - 1, starts[j]):
+    while j > 0 and not SENTENCE_END.search(text, starts[j] - 1, starts[j]):
         j -= 1  # the nearest heading before clause `index` in its sentence
-        span = _segment(starts, len(text), j)
+        span = segment(starts, len(text), j)
         if _LABEL.fullmatch(text, *span):
             return span
     return None
@@ -1083,7 +901,7 @@ def _resolve(text: str, cues: list[Cue], starts: list[int]) -> tuple[Cue, Verdic
     """
     first = cues[0]
     index = bisect.bisect_right(starts, first.start) - 1
-    end = _segment(starts, len(text), index)[1]
+    end = segment(starts, len(text), index)[1]
     same = [c for c in cues if c.start < end]
     deciding, verdict = first, first.verdict
     for prev, cue in itertools.pairwise(same):
@@ -1101,63 +919,13 @@ def _excerpt(display: str, text: str, starts: list[int], index: int) -> str:
     if not display:
         return ""
     if len(display) != len(text):  # normalisation changed offsets: use the first sentence
-        display = text = _normalise(display)
-    start, end = _segment(starts, len(text), max(index, 0))
+        display = text = normalise(display)
+    start, end = segment(starts, len(text), max(index, 0))
     nxt = max(index, 0) + 1
-    while end - start < EXCERPT_MIN and nxt < len(starts):
-        end = _segment(starts, len(text), nxt)[1]
+    while end - start < T.excerpt_min and nxt < len(starts):
+        end = segment(starts, len(text), nxt)[1]
         nxt += 1
     snippet = " ".join(display[start:end].replace("**", "").split())
-    if len(snippet) > EXCERPT_MAX:
-        snippet = snippet[: EXCERPT_MAX - 1].rstrip() + "…"
+    if len(snippet) > T.excerpt_max:
+        snippet = snippet[: T.excerpt_max - 1].rstrip() + "…"
     return snippet
-
-
-# --------------------------------------------------------------------------- cache
-
-_CACHE: dict[int, tuple[Taxonomy, Classifier]] = {}
-_CACHE_LOCK = threading.Lock()
-_CACHE_SIZE = 8
-
-
-def build_classifier(taxonomy: Taxonomy) -> Classifier:
-    """The compiled classifier for `taxonomy` (built once per taxonomy object)."""
-    entry = _CACHE.get(id(taxonomy))
-    if entry is not None and entry[0] is taxonomy:
-        return entry[1]
-    classifier = Classifier(taxonomy)
-    with _CACHE_LOCK:
-        if len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[id(taxonomy)] = (taxonomy, classifier)
-    return classifier
-
-
-def classify(title: str, paragraph: str, taxonomy: Taxonomy) -> Classification:
-    """Classify one note: its reader roles, primary role, verdict(s) and excerpt."""
-    return build_classifier(taxonomy).classify(title, paragraph)
-
-
-# Raise when a change of code alters what the classifier decides for some note (a test holds
-# the outputs on the development sets to the version that produced them). The fingerprint
-# is this version plus the roles and the model files, so an edit that decides nothing
-# differently (a comment, a refactor) re-classifies nothing.
-CLASSIFIER_VERSION = 1
-
-# The data files whose content decides a classification (the fingerprint hashes them).
-MODEL_FILES = (
-    "data/verdict_model.json",
-    "data/verdict_blend.json",
-    "data/role_model.json",
-    "data/audience_model.json",
-)
-
-
-def classifier_fingerprint(taxonomy: Taxonomy) -> str:
-    """The classifier's version, the roles (names, aliases, keywords, audience) and the model
-    files: when it changes, stored notes were classified differently and are re-classified."""
-    digest = hashlib.sha256(f"classifier {CLASSIFIER_VERSION}\n".encode())
-    digest.update(repr(taxonomy.roles).encode("utf-8"))
-    for name in MODEL_FILES:
-        digest.update((Path(__file__).parent / name).read_bytes())
-    return digest.hexdigest()[:32]

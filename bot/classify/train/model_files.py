@@ -14,8 +14,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from bot.classify.verdict_model import VerdictWeights
 from bot.domain import Verdict
-from bot.verdict_model import VerdictWeights
 
 # The label order of every three-verdict model (verdict, blend, audience).
 VERDICT_CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
@@ -40,7 +40,7 @@ M = TypeVar("M", bound=ModelFile)
 # 1.9.1 against files written by 1.5: at most 0.1% of decisions flipped, mean shift < 0.002.
 MAX_FLIPPED = 0.005  # share of examples whose most probable class may differ
 MAX_MEAN_SHIFT = 0.01  # mean absolute difference of the predicted probabilities
-MANIFEST = Path(__file__).resolve().parent.parent / "bot" / "data" / "training.json"
+MANIFEST = Path(__file__).resolve().parent.parent / "data" / "training.json"
 TOOLCHAIN = ("scikit-learn", "numpy", "scipy")
 
 
@@ -87,7 +87,7 @@ def softmax_predictions(
 
 def training_data_digest() -> str:
     """sha256 over every development set's files: what the models are trained on."""
-    from tests.labelled import DEV_SETS, set_files
+    from bot.classify.train.labelled import DEV_SETS, set_files
 
     digest = hashlib.sha256()
     for name in DEV_SETS:

@@ -1,6 +1,6 @@
 """Reader roles: loading, validating and looking them up.
 
-The default roles live in ``bot/data/roles.toml``; a team may point the
+The default roles live in ``bot/classify/data/roles.toml``; a team may point the
 ``PRDIGEST_ROLES_FILE`` setting at its own file, which either extends the
 defaults (``mode = "extend"``) or replaces them (``mode = "replace"``). The
 file format is documented at the top of ``roles.toml``.
@@ -269,7 +269,7 @@ def _taxonomy_from_text(text: str, source: str, base: Taxonomy | None) -> Taxono
 @functools.cache
 def _default_taxonomy() -> Taxonomy:
     try:
-        resource = resources.files("bot").joinpath("data", "roles.toml")
+        resource = resources.files("bot.classify").joinpath("data", "roles.toml")
         text = resource.read_text(encoding="utf-8")
         source = str(resource)
     except (OSError, TypeError, ValueError):  # e.g. an unusual import setup

@@ -3,15 +3,15 @@
 Writers say "read this closely" in more ways than any phrase table holds. This model reads
 the whole paragraph as a bag of English words, word pairs and Chinese character pairs,
 and gives the probability of each verdict. It is trained from every labelled
-development set by `tests/train_verdict_model.py` (deterministic) and shipped as
-`bot/data/verdict_model.json`, loaded once.
+development set by `bot/classify/train/verdicts.py` (deterministic) and shipped as
+`bot/classify/data/verdict_model.json`, loaded once.
 
 `blend` decides between the rules and the model with a small learned blend (a logistic
 regression over the rules' verdict and confidence and the model's probabilities, trained by
-`tests/train_verdict_blend.py` on readings of notes the model was not trained on, shipped as
-`bot/data/verdict_blend.json`): never deep on weak evidence (then the note is a
-low-confidence skim), and low confidence below SURE_MIN. Audience-specific verdicts stay
-the rules' own.
+`bot/classify/train/blend.py` on readings of notes the model was not trained on, shipped as
+`bot/classify/data/verdict_blend.json`): never deep on weak evidence (then the note is a
+low-confidence skim), and low confidence below `verdict_sure_min` (bot/classify/settings.py).
+Audience-specific verdicts stay the rules' own.
 """
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ import functools
 import itertools
 import json
 import math
-import operator
-import re
-from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar, Self
 
+from bot.classify.settings import THRESHOLDS as T
+from bot.classify.text import features, squared_counts
 from bot.domain import Classification, Confidence, Verdict
 
 __all__ = [
@@ -37,96 +36,14 @@ __all__ = [
     "VerdictModel",
     "blend",
     "blend_features",
-    "features",
     "load_blend",
     "load_model",
-    "squared_counts",
 ]
 
 MODEL_PATH = Path(__file__).parent / "data" / "verdict_model.json"
 FORMAT = 1
 
 BLEND_PATH = Path(__file__).parent / "data" / "verdict_blend.json"
-
-# Below this, a deep reading of the blend is weak evidence: the note becomes a skim.
-DEEP_MIN = 0.5
-# At or above this the blend's verdict counts as high confidence.
-SURE_MIN = 0.8
-# A note with fewer features than this (a sentence or so) is short: the blend knows it.
-SHORT_FEATURES = 24
-# The smallest probability whose logarithm the blend reads.
-PROBA_FLOOR = 1e-6
-
-_TOKEN = re.compile(r"[a-z][a-z0-9'\-]*|[\u3400-\u9fff]+|[.,;:!?()]")
-# Negation: words in a negator's scope are marked ("!worth" in "not worth a close read",
-# "!精读" in "不值得精读"), so that a negated phrase does not count as the phrase itself.
-_NEGATORS_EN = frozenset(
-    {
-        "not", "no", "never", "don't", "doesn't", "isn't", "aren't", "wasn't", "won't",
-        "can't", "cannot", "shouldn't", "needn't", "didn't", "nobody", "nothing", "without",
-        "hardly", "barely", "neither", "nor", "none",
-    }
-)  # fmt: skip
-NEGATION_SCOPE_EN = 3  # words
-_NEGATOR_ZH = re.compile(r"[不没无别非未勿毋莫]")
-# Characters that only look like negators here: 不仅 (not only), 不错 (good), 非常 (very)...
-_NOT_NEGATORS_ZH = frozenset(
-    {"不仅", "不但", "不只", "不光", "不止", "不错", "不少", "不妨", "不过", "不断", "非常",
-     "无论", "并非", "别的", "别人", "特别", "区别", "无法"}
-)  # fmt: skip
-NEGATION_SCOPE_ZH = 4  # characters
-
-
-def _negated_from(run: str) -> list[bool]:
-    """For each character pair of a Chinese run: does a negator govern it?"""
-    marks = [False] * max(len(run) - 1, 0)
-    for m in _NEGATOR_ZH.finditer(run):
-        i = m.start()
-        if run[i : i + 2] in _NOT_NEGATORS_ZH or run[max(i - 1, 0) : i + 1] in _NOT_NEGATORS_ZH:
-            continue
-        for j in range(i + 1, min(i + 1 + NEGATION_SCOPE_ZH, len(marks))):
-            marks[j] = True
-    return marks
-
-
-def features(text: str) -> list[str]:
-    """The model's features in a normalised, lower-cased paragraph, repeated as they occur.
-
-    English words and adjacent word pairs ("not worth"); runs of Chinese characters as
-    character pairs ("精读", "值得"); a word or pair in a negator's scope is marked with
-    "!". The kinds never collide: a pair of words holds a space, Chinese features hold no
-    ASCII letters.
-    """
-    grams: list[str] = []
-    previous = ""
-    scope = 0
-    for token in _TOKEN.findall(text):
-        if token[0] >= "\u3400":
-            marks = _negated_from(token) if _NEGATOR_ZH.search(token) else None
-            for i in range(len(token) - 1):
-                pair = token[i : i + 2]
-                grams.append("!" + pair if marks and marks[i] else pair)
-            previous, scope = "", 0
-        elif not token[0].isalnum():
-            previous, scope = "", 0
-        else:
-            word = token
-            if scope:
-                word, scope = "!" + token, scope - 1
-            if token in _NEGATORS_EN:
-                scope = NEGATION_SCOPE_EN
-            grams.append(word)
-            if previous:
-                grams.append(previous + " " + word)
-            previous = word
-    return grams
-
-
-def squared_counts(grams: list[str]) -> int:
-    """The sum of each feature's squared count in `grams`: the square of the l2 norm of
-    their count vector (computed once per paragraph for both models)."""
-    counts = Counter(grams).values()
-    return sum(map(operator.mul, counts, counts))
 
 
 @dataclass(frozen=True)
@@ -215,7 +132,7 @@ class VerdictModel(VerdictWeights):
             squares = squared_counts(grams)
         norm = math.sqrt(squares) or 1.0
         total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j) / norm
-        return Reading(self.softmax(total), short=len(grams) < SHORT_FEATURES)
+        return Reading(self.softmax(total), short=len(grams) < T.short_features)
 
 
 @functools.cache
@@ -229,7 +146,7 @@ def blend_features(rules: Classification, reading: Reading) -> dict[str, float]:
     of it, the model's log-probability of each verdict and of the rules' verdict, and
     whether the note is short."""
     sure = "high" if rules.verdict_confidence is Confidence.HIGH else "low"
-    logs = {v: math.log(max(p, PROBA_FLOOR)) for v, p in reading.proba.items()}
+    logs = {v: math.log(max(p, T.proba_floor)) for v, p in reading.proba.items()}
     row = {
         f"rules:{rules.verdict.value}:{sure}": 1.0,
         f"agree:{rules.verdict.value}": logs[rules.verdict],
@@ -265,12 +182,12 @@ def blend(
     p = proba[choice]
     if reading.short:
         # a sentence or so, and no verdict the rules are sure of: little evidence either way
-        if choice is Verdict.DEEP or p < SURE_MIN:
+        if choice is Verdict.DEEP or p < T.verdict_sure_min:
             return rules
         return _with_verdict(rules, choice, Confidence.LOW)
-    if choice is Verdict.DEEP and p < DEEP_MIN:
+    if choice is Verdict.DEEP and p < T.deep_min:
         return _cautious(rules)  # never deep on weak evidence
-    confidence = Confidence.HIGH if p >= SURE_MIN else Confidence.LOW
+    confidence = Confidence.HIGH if p >= T.verdict_sure_min else Confidence.LOW
     if choice is rules.verdict and confidence is rules.verdict_confidence:
         return rules
     return _with_verdict(rules, choice, confidence)

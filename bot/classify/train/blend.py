@@ -1,25 +1,32 @@
-"""Train the learned blend (`bot/data/verdict_blend.json`) of the rules and the verdict model.
+"""Train the learned blend (`bot/classify/data/verdict_blend.json`) of the rules and the
+verdict model.
 
 The blend must learn how far to trust the model on notes it has not seen, so it is fitted on
 readings the model gives notes it was not trained on: the development sets are dealt into
 FOLDS folds, and each fold is read by a verdict model trained on the other folds. The rules
 read every note as they do in production. Deterministic: the same labelled sets give the
-same file. Held-out sets are never loaded. Needs the `dev` extra (scikit-learn).
+same file. Held-out sets are never loaded. Needs the `train` extra (scikit-learn).
 Retrain after the verdict model's training data or features change.
 
-.venv/bin/python -m tests.train_verdict_blend           # write bot/data/verdict_blend.json
-.venv/bin/python -m tests.train_verdict_blend --check   # exit 1 when the file is stale
+.venv/bin/python -m bot.classify.train.blend           # write the model file
+.venv/bin/python -m bot.classify.train.blend --check   # exit 1 when the file is stale
 """
 
 from __future__ import annotations
 
-from bot.classify import Classifier, _normalise
+from bot.classify import Classifier
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.text import normalise
+from bot.classify.train.labelled import DEV_SETS, load_set
+from bot.classify.train.model_files import (
+    VERDICT_CLASSES,
+    fit_softmax,
+    softmax_predictions,
+    write_or_check,
+)
+from bot.classify.train.verdicts import train as train_verdict
+from bot.classify.verdict_model import BLEND_PATH, BlendModel, blend_features
 from bot.domain import Confidence, Verdict
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import BLEND_PATH, BlendModel, blend_features
-from tests.labelled import DEV_SETS, load_set
-from tests.model_files import VERDICT_CLASSES, fit_softmax, softmax_predictions, write_or_check
-from tests.train_verdict_model import train as train_verdict
 
 CLASSES = VERDICT_CLASSES
 FOLDS = 5
@@ -40,7 +47,7 @@ def examples() -> tuple[list[dict[str, float]], list[int]]:
             note for name in DEV_SETS if name not in held for note in by_set[name]
         )
         for note in (note for name in held for note in by_set[name]):
-            reading = model.proba(_normalise(note.paragraph.strip()).lower())
+            reading = model.proba(normalise(note.paragraph.strip()).lower())
             by_rules = rules.classify_by_rules(note.title, note.paragraph)
             if reading.short and by_rules.verdict_confidence is Confidence.HIGH:
                 continue  # the rules decide these without the blend
@@ -69,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         lambda: fit(rows, labels),
         BlendModel.from_json,
         lambda model: softmax_predictions(model, rows),
-        "python -m tests.train_verdict_blend",
+        "python -m bot.classify.train.blend",
     )
 
 

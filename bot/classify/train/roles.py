@@ -1,10 +1,10 @@
-"""Train the role model (`bot/data/role_model.json`) from every development set.
+"""Train the role model (`bot/classify/data/role_model.json`) from every development set.
 
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
-Needs the `dev` extra (scikit-learn).
+Needs the `train` extra (scikit-learn).
 
-.venv/bin/python -m tests.train_role_model           # write bot/data/role_model.json
-.venv/bin/python -m tests.train_role_model --check   # exit 1 when the file is stale
+.venv/bin/python -m bot.classify.train.roles           # write the model file
+.venv/bin/python -m bot.classify.train.roles --check   # exit 1 when the file is stale
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from bot.classify import _normalise
-from bot.role_model import MODEL_PATH, RoleModel, note_features
-from bot.taxonomy import load_taxonomy
-from bot.verdict_model import features
-from tests.labelled import Labelled, development_notes
-from tests.model_files import write_or_check
+from bot.classify.role_model import MODEL_PATH, RoleModel, note_features
+from bot.classify.taxonomy import load_taxonomy
+from bot.classify.text import features, normalise
+from bot.classify.train.labelled import Labelled, development_notes
+from bot.classify.train.model_files import write_or_check
 
 C = 8.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/role_loso.py)
 MIN_NOTES = 2  # a feature seen in fewer training notes is dropped
@@ -27,9 +26,7 @@ DIGITS = 2
 
 
 def vector(title: str, paragraph: str) -> dict[str, float]:
-    grams = note_features(
-        _normalise(title).lower(), features(_normalise(paragraph.strip()).lower())
-    )
+    grams = note_features(normalise(title).lower(), features(normalise(paragraph.strip()).lower()))
     counts = Counter(grams)
     norm = math.sqrt(sum(c * c for c in counts.values())) or 1.0
     return {g: c / norm for g, c in counts.items()}
@@ -73,8 +70,8 @@ def predictions(model: RoleModel, notes: Iterable[Labelled]) -> list[tuple[float
     """Each role's probability for each note, as (yes, no): one decision per note and role."""
     found: list[tuple[float, float]] = []
     for note in notes:
-        title = _normalise(note.title).lower()
-        proba = model.proba(title, _normalise(note.paragraph.strip()).lower())
+        title = normalise(note.title).lower()
+        proba = model.proba(title, normalise(note.paragraph.strip()).lower())
         found += [(p, 1.0 - p) for p in proba.values()]
     return found
 
@@ -92,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         fit,
         RoleModel.from_json,
         lambda model: predictions(model, notes),
-        "python -m tests.train_role_model",
+        "python -m bot.classify.train.roles",
     )
 
 

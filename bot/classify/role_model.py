@@ -5,7 +5,7 @@ name the same things in other words. This model reads the title and the paragrap
 of the verdict model's features (English words, word pairs, Chinese character pairs), with
 the title's features marked apart ("t:kernel"), and gives each role the probability that
 the note is for its readers. It is trained from every labelled development set by
-`tests/train_role_model.py` (deterministic) and shipped as `bot/data/role_model.json`,
+`bot/classify/train/roles.py` (deterministic) and shipped as `bot/classify/data/role_model.json`,
 loaded once.
 
 `blend` decides the roles with the rules: a role the rules chose stays unless the model
@@ -18,14 +18,16 @@ so their primary role) is kept.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bot.classify.settings import THRESHOLDS as T
+from bot.classify.text import features, squared_counts
 from bot.domain import Classification, Verdict
-from bot.verdict_model import features, squared_counts
 
 __all__ = ["MODEL_PATH", "RoleModel", "blend", "load_model", "note_features"]
 
@@ -33,18 +35,13 @@ MODEL_PATH = Path(__file__).parent / "data" / "role_model.json"
 FORMAT = 1
 
 TITLE_MARK = "t:"
-TITLE_REPEAT = 2  # a title feature counts this many times a paragraph one
-# A role the rules chose is dropped when the model gives it less than this...
-KEEP_MIN = 0.2
-# ...and a role the rules missed is added when the model gives it at least this.
-ADD_MIN = 0.4
 
 
 def note_features(title: str, grams: list[str]) -> list[str]:
     """The features of a note: its paragraph's `features` and its normalised, lower-cased
     title's, marked."""
     marked = [TITLE_MARK + g for g in features(title)]
-    return grams + marked * TITLE_REPEAT
+    return grams + marked * T.title_repeat
 
 
 @dataclass(frozen=True)
@@ -73,14 +70,14 @@ class RoleModel:
         title_grams = features(title)
         if paragraph_squares is None:
             paragraph_squares = squared_counts(paragraph_grams)
-        # a marked title feature never looks like a paragraph one, and counts TITLE_REPEAT
+        # a marked title feature never looks like a paragraph one, and counts T.title_repeat
         # times its count in the title
-        squares = paragraph_squares + TITLE_REPEAT**2 * squared_counts(title_grams)
+        squares = paragraph_squares + T.title_repeat**2 * squared_counts(title_grams)
         norm = math.sqrt(squares) or 1.0
         # Each feature's weight tuple, found in C, in `note_features` order; the columns
         # summed in C.
         rows = list(filter(None, map(self.weights.get, paragraph_grams)))
-        rows += list(filter(None, map(self._title_weights.get, title_grams))) * TITLE_REPEAT
+        rows += list(filter(None, map(self._title_weights.get, title_grams))) * T.title_repeat
         return self._proba_of_rows(rows, norm)
 
     def proba_of_paragraph(self, grams: list[str], norm: float) -> dict[str, float]:
@@ -90,10 +87,11 @@ class RoleModel:
 
     def _proba_of_rows(self, rows: list[tuple[float, ...]], norm: float) -> dict[str, float]:
         """Each role's probability given the weight rows of a note's features, in order."""
-        totals = map(sum, zip(*rows, strict=True)) if rows else (0.0 for _ in self.roles)
+        totals = map(sum, zip(*rows, strict=True)) if rows else itertools.repeat(0.0)
+        exp = math.exp
         return {
-            role: 1.0 / (1.0 + math.exp(-(b + total / norm)))
-            for role, b, total in zip(self.roles, self.intercept, totals, strict=True)
+            role: 1.0 / (1.0 + exp(-(b + total / norm)))
+            for role, b, total in zip(self.roles, self.intercept, totals, strict=False)
         }
 
     def to_json(self) -> str:
@@ -130,7 +128,10 @@ def load_model(path: Path = MODEL_PATH) -> RoleModel:
 
 
 def blend(
-    rules: Classification, proba: dict[str, float], fixed: Collection[str] = ()
+    rules: Classification,
+    proba: dict[str, float],
+    fixed: Collection[str] = (),
+    thresholds: tuple[float, float] = (T.role_keep_min, T.role_add_min),
 ) -> Classification:
     """The rules' classification with its roles decided together with the model.
 
@@ -150,13 +151,14 @@ def blend(
     def told_to_skip(role: str) -> bool:
         return rules.verdict_for(role) is Verdict.SKIP and verdict is not Verdict.SKIP
 
-    drop_min = KEEP_MIN if max(proba.values(), default=0.0) >= ADD_MIN else 0.0
+    keep_min, add_min = thresholds
+    drop_min = keep_min if max(proba.values(), default=0.0) >= add_min else 0.0
     kept = [r for r in rules.roles if stays(r)]
     added = sorted(
         (
             r
             for r, p in proba.items()
-            if p >= ADD_MIN and r not in rules.roles and not told_to_skip(r)
+            if p >= add_min and r not in rules.roles and not told_to_skip(r)
         ),
         key=lambda r: (-proba[r], r),
     )

@@ -7,9 +7,9 @@ The role model, applied to each clause on its own, says how much that clause spe
 each role; for one role, the note's features are weighed by that share (the clause itself,
 and at half weight its neighbours, where the verdict often sits: "对做量化的同学来说，不用细看").
 A logistic regression over those weighted features gives that role's verdict. It is
-trained from every labelled development set by `tests/train_audience_model.py`
+trained from every labelled development set by `bot/classify/train/audiences.py`
 (deterministic; retrain after the role model changes) and shipped as
-`bot/data/audience_model.json`, loaded once.
+`bot/classify/data/audience_model.json`, loaded once.
 
 Everyone else is read as one more group (`OTHERS`), its share held by the clauses that
 speak of the rest of the readers ("其他人 pass", "the rest of us can ignore it").
@@ -27,41 +27,28 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
+from bot.classify.cues import EVEN
+from bot.classify.role_model import RoleModel
+from bot.classify.settings import THRESHOLDS as T
+from bot.classify.text import clauses, features, squared_counts
+from bot.classify.verdict_model import VerdictWeights, packed
 from bot.domain import Classification, Verdict
-from bot.role_model import RoleModel
-from bot.verdict_model import VerdictWeights, features, packed, squared_counts
-from bot.verdicts import EVEN
 
 __all__ = [
     "MODEL_PATH",
     "Attention",
     "AudienceModel",
     "attend",
-    "clauses",
     "load_model",
     "pair_features",
 ]
 
 MODEL_PATH = Path(__file__).parent / "data" / "audience_model.json"
 
-# Clause ends: punctuation in both languages (a full stop only before a space: "fp8.py",
-# "3.13"), dashes, and the contrast words. Every alternative starts with a character or a
-# set ("b(?<!\wb)ut" is "\bbut"), so the scan rejects most positions at once.
-_CLAUSE_END = re.compile(
-    r"[。；;！？!?，,：:\n]|\.(?:\s|$)|\s[-—–]+\s"
-    r"|b(?<!\wb)ut\b|h(?<!\wh)owever\b|w(?<!\ww)hereas\b|但是?|不过"
-)
-MIN_SHARE = 0.05  # a clause holding less of a role's share than this says nothing of it
-NEIGHBOUR = 0.5  # the weight of the clauses either side of one that speaks of the role
-# A role is a candidate when it is one of the note's roles or some clause is at least
-# this likely to speak of it...
-CANDIDATE_MIN = 0.5
-# ...and it gets its own verdict when the model is at least this sure of one.
-SURE_MIN = 0.5
 MARKS = ("a:", "n:", "p:")
 MOST = "most"
 _EVEN_TAIL = re.compile(r"\s*[也都亦]")
@@ -79,11 +66,6 @@ _OTHERS = re.compile(
 )
 
 
-def clauses(text: str) -> list[str]:
-    """The clauses of a normalised, lower-cased paragraph, empty ones left out."""
-    return [c for c in _CLAUSE_END.split(text) if c.strip()]
-
-
 @dataclass(frozen=True)
 class Attention:
     """A note read clause by clause: each clause's features, the l2 norm of their counts
@@ -92,23 +74,28 @@ class Attention:
     grams: tuple[list[str], ...]
     norms: tuple[float, ...]
     roles: tuple[dict[str, float], ...]
+    _most: dict[str, float] = field(default_factory=dict, compare=False, repr=False)
 
     def most(self, role: str) -> float:
-        """The largest probability any clause gives `role`."""
-        return max((p.get(role, 0.0) for p in self.roles), default=0.0)
+        """The largest probability any clause gives `role` (found once per role)."""
+        found = self._most.get(role)
+        if found is None:
+            found = self._most[role] = max((p.get(role, 0.0) for p in self.roles), default=0.0)
+        return found
 
     def weights(self, role: str) -> list[float]:
-        """Each clause's share of `role` (shares under MIN_SHARE count as none)."""
+        """Each clause's share of `role` (shares under `min_share` count as none)."""
         shares = [p.get(role, 0.0) for p in self.roles]
         total = sum(shares) + 1e-6
-        return [w if (w := share / total) >= MIN_SHARE else 0.0 for share in shares]
+        return [w if (w := share / total) >= T.min_share else 0.0 for share in shares]
 
 
 def attend(text: str, role_model: RoleModel) -> Attention:
     """Read a normalised, lower-cased paragraph clause by clause."""
     parts = clauses(text)
     grams = tuple(map(features, parts))
-    norms = tuple(math.sqrt(squared_counts(g)) or 1.0 for g in grams)
+    sqrt = math.sqrt
+    norms = tuple([sqrt(squared_counts(g)) or 1.0 for g in grams])
     roles = tuple(map(role_model.proba_of_paragraph, grams, norms))
     others = _OTHERS.search(text) is not None
     even = False
@@ -133,9 +120,9 @@ def _spread(attention: Attention, role: str) -> Iterator[tuple[str, int, float]]
         if weight:
             yield "a:", i, weight
             if i < last:
-                yield "n:", i + 1, weight * NEIGHBOUR
+                yield "n:", i + 1, weight * T.neighbour
             if i > 0:
-                yield "p:", i - 1, weight * NEIGHBOUR
+                yield "p:", i - 1, weight * T.neighbour
 
 
 def pair_features(attention: Attention, role: str) -> dict[str, float]:
@@ -212,7 +199,7 @@ class AudienceModel(VerdictWeights):
             if role == got.primary_role or role in got.role_verdicts:
                 continue
             most = attention.most(role)
-            if not most or (role not in got.roles and most < CANDIDATE_MIN):
+            if not most or (role not in got.roles and most < T.candidate_min):
                 continue
             if read is None:
                 read = self.reader(attention)
@@ -225,9 +212,9 @@ class AudienceModel(VerdictWeights):
 
     @staticmethod
     def _sure(proba: dict[Verdict, float]) -> Verdict | None:
-        """The most likely verdict when the model is at least SURE_MIN sure of it."""
+        """The most likely verdict when the model is at least `audience_sure_min` sure of it."""
         verdict = max(proba, key=lambda v: (proba[v], -v.rank))
-        return verdict if proba[verdict] >= SURE_MIN else None
+        return verdict if proba[verdict] >= T.audience_sure_min else None
 
 
 @functools.cache

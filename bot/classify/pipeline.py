@@ -1,0 +1,132 @@
+"""The classifier's pipeline: normalise -> the rules -> the paragraph's features -> the role
+and verdict models, each blended with the rules -> the audience model -> `Classification`.
+
+A `Classifier` is built once per taxonomy (`build_classifier`) and is pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from bot.classify.audience_model import attend
+from bot.classify.audience_model import load_model as load_audience_model
+from bot.classify.role_model import blend as blend_roles
+from bot.classify.role_model import load_model as load_role_model
+from bot.classify.rules import Rules
+from bot.classify.taxonomy import Taxonomy
+from bot.classify.text import features, normalise, squared_counts
+from bot.classify.verdict_model import blend, load_model
+from bot.domain import Classification
+
+__all__ = [
+    "CLASSIFIER_VERSION",
+    "MODEL_FILES",
+    "Classifier",
+    "build_classifier",
+    "classifier_fingerprint",
+    "classify",
+]
+
+
+class Classifier:
+    """A taxonomy's rules and the shipped models; build with `build_classifier`."""
+
+    def __init__(self, taxonomy: Taxonomy, *, audience_model: bool = True) -> None:
+        """`audience_model=False` leaves audience-specific verdicts to the rules alone
+        (for evaluation)."""
+        self.taxonomy = taxonomy
+        self.slugs = taxonomy.slugs
+        self.rules = Rules(taxonomy)
+        self._model = load_model()
+        self._role_model = load_role_model()
+        self._audience = load_audience_model() if audience_model else None
+        # the roles the audience model may give a verdict of their own
+        self._split_roles = tuple(r for r in self._role_model.roles if r in self.slugs)
+        # A team's own roles are the rules' alone; the model speaks only for roles it knows.
+        self._role_filter = (
+            None if set(self._role_model.roles) <= set(self.slugs) else frozenset(self.slugs)
+        )
+
+    def classify(self, title: str, paragraph: str) -> Classification:
+        """Roles and verdict from the rules, each decided together with its learned model."""
+        display = paragraph.strip()
+        text = normalise(display).lower()
+        title_text = normalise(title).lower()
+        by_rules, fixed = self.rules.classify(title_text, display, text)
+        grams = features(text)
+        squares = squared_counts(grams)
+        proba = self._role_model.proba_of(title_text, grams, squares)
+        if self._role_filter is not None:
+            proba = {r: p for r, p in proba.items() if r in self._role_filter}
+        roles = blend_roles(by_rules, proba, fixed)
+        got = blend(roles, self._model.proba_of(grams, squares))
+        if self._audience is not None:
+            got = self._audience.refine(got, attend(text, self._role_model), self._split_roles)
+        told = got.role_verdicts
+        if len(told) < len(self.slugs) or all(v is got.verdict for v in told.values()):
+            # only what differs from the main verdict, unless everyone else is told theirs
+            told = {r: v for r, v in told.items() if v is not got.verdict}
+        return got if told == got.role_verdicts else replace(got, role_verdicts=told)
+
+    def classify_by_rules(self, title: str, paragraph: str) -> Classification:
+        """The classification by the rules alone (for evaluation and explanations)."""
+        display = paragraph.strip()
+        title_text = normalise(title).lower()
+        return self.rules.classify(title_text, display, normalise(display).lower())[0]
+
+    def scores(self, title: str, paragraph: str) -> dict[str, float]:
+        """Raw per-role evidence (title and paragraph hits only), for debugging."""
+        return self.rules.scores(title, paragraph)
+
+
+# --------------------------------------------------------------------------- cache
+
+_CACHE: dict[int, tuple[Taxonomy, Classifier]] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 8
+
+
+def build_classifier(taxonomy: Taxonomy) -> Classifier:
+    """The compiled classifier for `taxonomy` (built once per taxonomy object)."""
+    entry = _CACHE.get(id(taxonomy))
+    if entry is not None and entry[0] is taxonomy:
+        return entry[1]
+    classifier = Classifier(taxonomy)
+    with _CACHE_LOCK:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[id(taxonomy)] = (taxonomy, classifier)
+    return classifier
+
+
+def classify(title: str, paragraph: str, taxonomy: Taxonomy) -> Classification:
+    """Classify one note: its reader roles, primary role, verdict(s) and excerpt."""
+    return build_classifier(taxonomy).classify(title, paragraph)
+
+
+# Raise when a change of code alters what the classifier decides for some note (a test holds
+# the outputs on the development sets to the version that produced them). The fingerprint
+# is this version plus the roles and the model files, so an edit that decides nothing
+# differently (a comment, a refactor) re-classifies nothing.
+CLASSIFIER_VERSION = 1
+
+# The data files whose content decides a classification (the fingerprint hashes them).
+MODEL_FILES = (
+    "data/verdict_model.json",
+    "data/verdict_blend.json",
+    "data/role_model.json",
+    "data/audience_model.json",
+)
+
+
+def classifier_fingerprint(taxonomy: Taxonomy) -> str:
+    """The classifier's version, the roles (names, aliases, keywords, audience) and the model
+    files: when it changes, stored notes were classified differently and are re-classified."""
+    digest = hashlib.sha256(f"classifier {CLASSIFIER_VERSION}\n".encode())
+    digest.update(repr(taxonomy.roles).encode("utf-8"))
+    for name in MODEL_FILES:
+        digest.update((Path(__file__).parent / name).read_bytes())
+    return digest.hexdigest()[:32]
