@@ -19,8 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
-from bot import role_model
-from bot.classify import build_classifier
+from bot.classify import build_classifier, role_model
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import features, normalise
 from bot.classify.train.roles import train
