@@ -37,8 +37,6 @@ class PostedNote:
 class History(LedgerPart):
     """What was posted, to which channel, in which week."""
 
-    # -- reading ------------------------------------------------------------------------
-
     def unposted_note_ids(self, channel: str | None) -> list[int]:
         """Notes never planned for `channel` (for any channel when None), oldest first."""
         with self.engine.connect() as conn:
