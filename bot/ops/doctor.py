@@ -22,7 +22,7 @@ from bot.classify.taxonomy import TaxonomyError, load_taxonomy
 from bot.config import Settings, SettingsError, load_settings
 from bot.notes.ingest import NoteFileError, find_note_files, parse_note_file
 from bot.slack.client import BOT_SCOPES, describe_unreachable
-from bot.store.sql import MIGRATIONS, describe_unavailable
+from bot.store.engine import MIGRATIONS, describe_unavailable
 
 OK, FAIL, SKIP = "ok", "FAIL", "skip"
 SLACK_TIMEOUT = 10

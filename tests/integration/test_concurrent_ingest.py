@@ -13,8 +13,8 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from bot.store import Store
+from bot.store.engine import SCHEMA_HEAD, _sqlite_pragmas
 from bot.store.schema import note_roles, notes
-from bot.store.sql import SCHEMA_HEAD, _sqlite_pragmas
 from tests.bench.corpus import write_corpus
 
 SCRIPT = Path(sys.executable).with_name("prdigest")

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from bot.cli.app import app as cli_app
 from bot.slack.client import BOT_SCOPES
 from bot.store import Store
-from bot.store.sql import MIGRATIONS
+from bot.store.engine import MIGRATIONS
 from tests.support.fakeslack import FakeSlack
 from tests.support.notefiles import seed_files
 from tests.support.process import ROOT, free_port

@@ -11,7 +11,7 @@ from alembic.config import Config
 
 from bot.domain import Pause
 from bot.store import Store
-from bot.store.sql import MIGRATIONS, SCHEMA_HEAD, create_db_engine
+from bot.store.engine import MIGRATIONS, SCHEMA_HEAD, create_db_engine
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 NEXT_YEAR = datetime.now(UTC).year + 1  # pauses not over yet

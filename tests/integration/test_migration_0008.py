@@ -10,7 +10,7 @@ from alembic import command
 from alembic.config import Config
 
 from bot.store import Store
-from bot.store.sql import MIGRATIONS, create_db_engine
+from bot.store.engine import MIGRATIONS, create_db_engine
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

@@ -87,7 +87,7 @@ def test_upgrade_from_0003_keeps_subscriptions_unfiltered(empty_db_url: str) -> 
     from alembic import command
     from alembic.config import Config
 
-    from bot.store.sql import MIGRATIONS, create_db_engine, migrate
+    from bot.store.engine import MIGRATIONS, create_db_engine, migrate
 
     engine = create_db_engine(empty_db_url)
     config = Config()

@@ -200,7 +200,7 @@ def test_schema_head_constant_matches_the_migrations() -> None:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from bot.store.sql import MIGRATIONS, SCHEMA_HEAD
+    from bot.store.engine import MIGRATIONS, SCHEMA_HEAD
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
