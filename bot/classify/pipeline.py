@@ -84,21 +84,23 @@ class Classifier:
 
 # --------------------------------------------------------------------------- cache
 
-_CACHE: dict[int, tuple[Taxonomy, Classifier]] = {}
+# Classifiers by their taxonomy's digest (its roles): immutable data under an explicit key.
+_CACHE: dict[str, Classifier] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 8
 
 
 def build_classifier(taxonomy: Taxonomy) -> Classifier:
-    """The compiled classifier for `taxonomy` (built once per taxonomy object)."""
-    entry = _CACHE.get(id(taxonomy))
-    if entry is not None and entry[0] is taxonomy:
-        return entry[1]
+    """The compiled classifier for `taxonomy` (built once per set of roles)."""
+    key = taxonomy.digest
+    found = _CACHE.get(key)
+    if found is not None:
+        return found
     classifier = Classifier(taxonomy)
     with _CACHE_LOCK:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[id(taxonomy)] = (taxonomy, classifier)
+        _CACHE[key] = classifier
     return classifier
 
 

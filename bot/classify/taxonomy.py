@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import math
 import re
 import tomllib
@@ -50,6 +51,11 @@ class Taxonomy:
     _choices: dict[str, Role] = field(
         init=False, repr=False, compare=False, hash=False, default_factory=dict
     )
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """sha256 of the roles: what a classifier built for this taxonomy depends on."""
+        return hashlib.sha256(repr(self.roles).encode("utf-8")).hexdigest()
 
     def __post_init__(self) -> None:
         lookup: dict[str, Role] = {}

@@ -55,3 +55,19 @@ def test_classifying_loads_no_training_toolchain() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_classifiers_are_cached_by_what_the_roles_say() -> None:
+    """The cache key is the roles' content: equal roles share one classifier, other roles
+    get their own, and nothing is keyed by an object's identity."""
+    from bot.classify import build_classifier
+    from bot.classify.taxonomy import Taxonomy, load_taxonomy
+
+    shipped = load_taxonomy()
+    same = Taxonomy(roles=shipped.roles)
+    fewer = Taxonomy(roles=shipped.roles[:-1])
+    assert same is not shipped and same.digest == shipped.digest
+    assert build_classifier(same) is build_classifier(shipped)
+    assert fewer.digest != shipped.digest
+    assert build_classifier(fewer) is not build_classifier(shipped)
+    assert build_classifier(fewer).classify("x", "值得精读。").primary_role in fewer.slugs
