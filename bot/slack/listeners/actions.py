@@ -35,13 +35,13 @@ def _action_pattern(base: str) -> re.Pattern[str]:
     return re.compile(rf"^{re.escape(base)}(:[a-z0-9-]+)?$")
 
 
-def _who(body: dict[str, Any]) -> tuple[str | None, str | None]:
+def who_asks(body: dict[str, Any]) -> tuple[str | None, str | None]:
     user = body.get("user") or {}
     team = (body.get("team") or {}).get("id") or user.get("team_id")
     return team, user.get("id")
 
 
-def _channel(body: dict[str, Any]) -> str | None:
+def channel_of(body: dict[str, Any]) -> str | None:
     container = body.get("container") or {}
     return container.get("channel_id") or (body.get("channel") or {}).get("id")
 
@@ -85,7 +85,7 @@ def resume_button(services: Services) -> Listener:
         ack: Ack, body: dict[str, Any], respond: Respond | None, client: WebClient
     ) -> None:
         ack()
-        team_id, user_id = _who(body)
+        team_id, user_id = who_asks(body)
         if team_id and user_id:
             reply = preferences.resume(services, team_id, user_id, now_utc())
             answer(services, body, respond, client, team_id, user_id, reply)
@@ -102,7 +102,7 @@ def unwatch_button(services: Services) -> Listener:
         client: WebClient,
     ) -> None:
         ack()
-        team_id, user_id = _who(body)
+        team_id, user_id = who_asks(body)
         query = str(action.get("value") or "")
         if team_id and user_id and query:
             reply = preferences.unwatch(services, team_id, user_id, query)
@@ -120,10 +120,10 @@ def more_button(services: Services) -> Listener:
         client: WebClient,
     ) -> None:
         ack()
-        _team, user_id = _who(body)
+        _team, user_id = who_asks(body)
         reply = more_page(services, str(action.get("value") or ""))
         if user_id:
-            send_ephemeral(respond, client, _channel(body), user_id, reply)
+            send_ephemeral(respond, client, channel_of(body), user_id, reply)
 
     return on_more
 
@@ -138,7 +138,7 @@ def change_subscription(
 ) -> None:
     """Subscribe to or leave the button's role; App Home is published again, a message
     gets an ephemeral reply."""
-    team_id, user_id = _who(body)
+    team_id, user_id = who_asks(body)
     slug = str(action.get("value") or "")
     if not team_id or not user_id:
         log.warning("button click without team or user ignored")
@@ -153,7 +153,7 @@ def change_subscription(
         view = app_home(services, team_id, user_id, now_utc())
         client.views_publish(user_id=user_id, view=view)
         return
-    channel = _channel(body)
+    channel = channel_of(body)
     if channel:
         client.chat_postEphemeral(channel=channel, user=user_id, **reply)
     else:
@@ -185,4 +185,4 @@ def answer(
     if (body.get("container") or {}).get("type") == "view":
         client.views_publish(user_id=user_id, view=app_home(services, team_id, user_id, now_utc()))
     else:
-        send_ephemeral(respond, client, _channel(body), user_id, reply)
+        send_ephemeral(respond, client, channel_of(body), user_id, reply)

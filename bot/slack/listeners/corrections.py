@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
@@ -27,7 +28,7 @@ from bot.render.fix_modal import (
 from bot.render.replies import error_reply
 from bot.services import Services
 from bot.slack.listeners.acking import ack_first
-from bot.slack.listeners.actions import _channel, _who
+from bot.slack.listeners.actions import channel_of, who_asks
 from bot.slack.listeners.commands import send_ephemeral
 from bot.slack.listeners.payloads import whole_number
 
@@ -38,7 +39,13 @@ _MENU = re.compile(rf"^{re.escape(NOTE_MENU_ACTION_ID)}(:\d+)?$")
 
 
 def register(app: App, services: Services) -> None:
-    @ack_first(app.action(_MENU))
+    ack_first(app.action(_MENU))(note_menu(services))
+    app.view(FIX_CALLBACK_ID)(ack=fix_submitted(services), lazy=[after_fix(services)])
+
+
+def note_menu(services: Services) -> Callable[..., None]:
+    """A note's "…" menu: show the note whole, or open the fix form for an editor."""
+
     def on_note_menu(
         ack: Ack,
         body: dict[str, Any],
@@ -47,10 +54,10 @@ def register(app: App, services: Services) -> None:
         client: WebClient,
     ) -> None:
         ack()
-        _team, user_id = _who(body)
+        _team, user_id = who_asks(body)
         if not user_id:
             return
-        channel = _channel(body)
+        channel = channel_of(body)
         value = str((action.get("selected_option") or {}).get("value") or "")
         kind, _, raw = value.partition(":")
         if kind == "pr":
@@ -73,12 +80,16 @@ def register(app: App, services: Services) -> None:
         view = fix_modal(note, fix, services.taxonomy, channel)
         client.views_open(trigger_id=str(body.get("trigger_id") or ""), view=view)
 
+    return on_note_menu
+
+
+def fix_submitted(services: Services) -> Callable[..., None]:
     def on_fix_submitted(
         ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext
     ) -> None:
         """In the request's thread: the fix is stored, or refused with the form's errors."""
         # Who asks comes first: a non-editor hears so whatever else the form holds.
-        _team, user_id = _who(body)
+        _team, user_id = who_asks(body)
         if not user_id or not services.settings.may_edit(user_id):
             ack(
                 response_action="errors",
@@ -104,7 +115,11 @@ def register(app: App, services: Services) -> None:
         ack()
         context[FIXED_NOTE] = form.note_id
 
-    def after_fix(
+    return on_fix_submitted
+
+
+def after_fix(services: Services) -> Callable[..., None]:
+    def update_after_fix(
         body: dict[str, Any], view: dict[str, Any], context: BoltContext, client: WebClient
     ) -> None:
         """After the acknowledgement: the digest messages, then the editor's confirmation."""
@@ -114,7 +129,7 @@ def register(app: App, services: Services) -> None:
         found = note_and_fix(services, form.note_id)
         if found is None:
             return
-        _team, user_id = _who(body)
+        _team, user_id = who_asks(body)
         updated = 0
         channel = services.settings.channel
         if channel:
@@ -128,4 +143,4 @@ def register(app: App, services: Services) -> None:
             reply = fix_saved_reply(found[0], updated, services.taxonomy)
             client.chat_postEphemeral(channel=form.channel, user=user_id, **reply)
 
-    app.view(FIX_CALLBACK_ID)(ack=on_fix_submitted, lazy=[after_fix])
+    return update_after_fix
