@@ -226,6 +226,7 @@ _MARKED.update(
 
 @dataclass(frozen=True)
 class _Idiom:
+    family: str
     pattern: re.Pattern[str]
     marker: str
     anchors: tuple[str, ...]
@@ -246,6 +247,7 @@ _FAMILY_MARK = {
 # Families in order: a later family wins where matches overlap ("别只看标题" over "只看").
 _IDIOMS = tuple(
     _Idiom(
+        family["name"],
         re.compile(pattern["regex"]),
         _FAMILY_MARK[family["verdict"]],
         tuple(pattern["anchors"]),
@@ -368,13 +370,13 @@ class Cue:
     budget: bool = False  # a time budget: "give it an hour"
 
 
-def find_cues(text: str) -> list[Cue]:
+def find_cues(text: str, off: frozenset[str] = frozenset()) -> list[Cue]:
     """Verdict cues in `text` (lower-cased, normalised), in order.
 
     Weak cues (ratings, time budgets, the writer's own visit) count only in a note that
     says nothing stronger.
     """
-    cues = list(_all_cues(text))
+    cues = list(_all_cues(text, off))
     if any(c.weak for c in cues) and not all(c.weak for c in cues):
         # a rating yields to a directive in its own sentence, a time budget to none; the
         # writer's own visit yields to any directive
@@ -389,7 +391,7 @@ def find_cues(text: str) -> list[Cue]:
     return cues
 
 
-def _all_cues(text: str) -> Iterator[Cue]:
+def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
     """Every verdict cue in `text`, weak ones included."""
     start, stop = 0, len(text)
     previous_end = start
@@ -412,9 +414,11 @@ def _all_cues(text: str) -> Iterator[Cue]:
             around = (max(start, s - reach), min(stop, e + reach))
             for index in idioms:
                 near.setdefault(index, []).append(around)
-        if phrase is not None and _edges_ok(text, s, e):
+        if phrase is not None and "phrases" not in off and _edges_ok(text, s, e):
             found.append((s, e, phrase))
     for idiom, m in _idiom_matches(text, near, stop):
+        if idiom.family in off:
+            continue
         a, b = m.span()
         marker = idiom.marker
         if idiom.rating:
@@ -434,18 +438,18 @@ def _all_cues(text: str) -> Iterator[Cue]:
         # the idiom wins over a literal or a weaker idiom inside it ("知道有这回事就行")
         found = [f for f in found if not (f[0] < b and a < f[1])]
         found.append((a, b, marker))
-    if any(map(text.__contains__, _ENOUGH_ANCHORS_EN)):
+    if "enough-en" not in off and any(map(text.__contains__, _ENOUGH_ANCHORS_EN)):
         for m in _ENOUGH_TAIL_EN.finditer(text, start, stop):
             head = _ENOUGH_HEAD_EN.search(text, max(start, m.start() - T.cue_lookback), m.start())
             if head is not None:
                 a, b = head.start(), m.end()
                 found = [f for f in found if not (f[0] < b and a < f[1])]
                 found.append((a, b, ""))
-    if "?" in text:
+    if "?" in text and "answers" not in off:
         for a, b, marker in _answers(text, start, stop):
             found = [f for f in found if not (f[0] < b and a < f[1])]
             found.append((a, b, marker))
-    quoted = _mentions(text, start, stop) if found else []
+    quoted = _mentions(text, start, stop) if found and "quotes" not in off else []
     if quoted:
         found = [
             f
@@ -471,12 +475,12 @@ def _all_cues(text: str) -> Iterator[Cue]:
             nxt = matches[i + 1][0]
             if nxt - e <= T.not_worth_gap and not CLAUSE_STOP.search(text, e, nxt):
                 continue
-        if phrase in _NEEDS_SUFFICIENCY:
+        if phrase in _NEEDS_SUFFICIENCY and "sufficiency" not in off:
             c_end = CLAUSE_STOP.search(text, e, stop)
             clause_text = text[clause : c_end.start() if c_end else stop]
             if not _SUFFICIENT.search(clause_text):
                 continue
-        if phrase in _NARRATIVE:
+        if phrase in _NARRATIVE and "narrative" not in off:
             if phrase[0] in _ASCII:
                 lead = text[clause:s].strip()
                 if lead and not _TO_READER_EN.search(lead + " "):
@@ -486,12 +490,12 @@ def _all_cues(text: str) -> Iterator[Cue]:
         if phrase[:1] in "不没" and s > 0 and e - s > 1 and text[s - 1] == text[s + 1]:
             continue  # "值不值得", "要不要看": a question, not a negation
         asked = SENTENCE_STOP.search(text, e, stop) if has_question else None
-        if asked is not None and asked.group() == "?":
+        if asked is not None and asked.group() == "?" and "question" not in off:
             continue  # "要细看吗?", "worth a close read?": asked, not said
         if meaning is Meaning.NOT_WORTH and text[max(start, s - 3) : s].endswith(_NOT_THAT):
             continue  # "不是不值得看": a double negative, the rest of the note decides
         verdict = VERDICT_OF[meaning]
-        if verdict is Verdict.DEEP and _later(text, clause, s, e, stop):
+        if verdict is Verdict.DEEP and "later" not in off and _later(text, clause, s, e, stop):
             meaning, verdict = Meaning.SKIM, Verdict.SKIM  # "等定稿再细读", "read it once it lands"
         window = text[max(clause, previous_end, s - T.negator_window) : s]
         cut = None
@@ -500,8 +504,8 @@ def _all_cues(text: str) -> Iterator[Cue]:
         if cut is not None:
             window = window[cut:]
         negated = soft = False
-        kind = negator(window) if window else None
-        if kind is not None and _FIRST_PERSON.search(window):
+        kind = negator(window) if window and "negation" not in off else None
+        if kind is not None and "self" not in off and _FIRST_PERSON.search(window):
             previous_end = e
             continue  # "我没细看", "I haven't read it closely": the writer's own reading
         if meaning not in (Meaning.NOT_NEEDED, Meaning.NOT_WORTH, Meaning.NOTHING_TO_READ):
@@ -530,13 +534,21 @@ def _all_cues(text: str) -> Iterator[Cue]:
             verdict, negated = Verdict.DEEP, True  # "can't skip this", "不能跳过"
         if meaning is Meaning.NOTHING_TO_READ:
             soft = True
-        elif verdict is Verdict.SKIP and not negated and _part_skipped(text, clause, s, e, stop):
+        elif (
+            verdict is Verdict.SKIP
+            and not negated
+            and "part-skipped" not in off
+            and _part_skipped(text, clause, s, e, stop)
+        ):
             soft = True  # "代码不用读, 看那张表就够了": one part skipped, another read
         previous_end = e
         # the writer's own careful reading is a recommendation ("I read it carefully; build
         # owners should do the same"), their glance is not a verdict for the reader
         weak = phrase[:1] in (_WEAK, _VISIT, _BUDGET_MARK) or (
-            has_self and verdict is not Verdict.DEEP and _SELF.search(text, clause, e) is not None
+            has_self
+            and "self" not in off
+            and verdict is not Verdict.DEEP
+            and _SELF.search(text, clause, e) is not None
         )
         scored = phrase in _SCORED or phrase[:1] == _BUDGET_MARK
         budget = phrase[:1] == _BUDGET_MARK

@@ -34,12 +34,14 @@ __all__ = [
 class Classifier:
     """A taxonomy's rules and the shipped models; build with `build_classifier`."""
 
-    def __init__(self, taxonomy: Taxonomy, *, audience_model: bool = True) -> None:
-        """`audience_model=False` leaves audience-specific verdicts to the rules alone
-        (for evaluation)."""
+    def __init__(
+        self, taxonomy: Taxonomy, *, audience_model: bool = True, off: frozenset[str] = frozenset()
+    ) -> None:
+        """`audience_model=False` leaves audience-specific verdicts to the rules alone, `off`
+        leaves rule families out (both for evaluation)."""
         self.taxonomy = taxonomy
         self.slugs = taxonomy.slugs
-        self.rules = Rules(taxonomy)
+        self.rules = Rules(taxonomy, off)
         self._model = load_model()
         self._role_model = load_role_model()
         self._audience = load_audience_model() if audience_model else None

@@ -278,6 +278,43 @@ _SERVING_PIECE = re.compile(
 )
 
 
+# Rule families, each of which the ablation bench (tests/bench/ablation.py) leaves out in
+# turn; `Rules(taxonomy, off)` runs without the families in `off`.
+FAMILIES: dict[str, str] = {
+    "phrases": "verdict phrases of the lexicon (data/cues.toml)",
+    "negation": "a negator flips the cue after it",
+    "contrast": "after but/但 the later statement wins",
+    "question": "a cue in a question says nothing",
+    "answers": "the answer to a question about reading",
+    "quotes": "quoted wording is a mention",
+    "sufficiency": "'the headline' is a cue only with 'is enough'",
+    "narrative": "'skips' narrating code is no cue",
+    "later": "reading put off until later is a skim",
+    "part-skipped": "one part skipped, another read",
+    "self": "the writer's own reading is no advice",
+    "enough-en": "'the summary is all you need'",
+    **{
+        f"{name}": f"constructions: {name}"
+        for name in (
+            "limited-zh", "limited-en", "unneeded-zh", "unneeded-en", "depth-zh", "depth-en",
+            "elsewhere", "rating", "budget", "bare", "bare-read", "visit-skip", "visit-deep",
+        )
+    },
+    "weak-hint": "closed, draft or trivial notes with no cue",
+    "hedge": "a hedged verdict is low confidence",
+    "even": "'even X' speaks to everyone",
+    "named-groups": "a cue for a group named by role words or work",
+    "limited": "a group told a part is enough",
+    "everyone-else": "a cue for everyone else",
+    "keywords": "keyword evidence for roles",
+    "audience-phrases": "audience phrases as role evidence",
+    "verdict-sentence": "role words in the verdict sentence count more",
+    "negative-evidence": "'not relevant to X' drops X",
+    "defer": "work left to later PRs is no evidence",
+    "container-image": "'image' as a container image",
+    "model-title": "a title adding or fixing a model makes a models note",
+}  # fmt: skip
+
 _Info = tuple[tuple[tuple[int, float], ...], bool, bool]
 _Hit = tuple[int, str, tuple[tuple[int, float], ...]]
 
@@ -285,8 +322,10 @@ _Hit = tuple[int, str, tuple[tuple[int, float], ...]]
 class Rules:
     """A taxonomy's rules, compiled once: keyword evidence, audiences, verdict statements."""
 
-    def __init__(self, taxonomy: Taxonomy) -> None:
+    def __init__(self, taxonomy: Taxonomy, off: frozenset[str] = frozenset()) -> None:
+        """`off`: rule families left out (FAMILIES; for the ablation bench)."""
         self.slugs = taxonomy.slugs
+        self._off = off
         self._fallback = FALLBACK_ROLE if FALLBACK_ROLE in self.slugs else self.slugs[0]
         self._fallback_index = (
             self.slugs.index(FALLBACK_ROLE) if FALLBACK_ROLE in self.slugs else None
@@ -319,7 +358,7 @@ class Rules:
         for index, role in enumerate(taxonomy.roles):
             for term, weight in role.keywords.items():
                 add(term, index, weight)
-            for phrase in role.audience:
+            for phrase in () if "audience-phrases" in off else role.audience:
                 add(phrase, index, T.audience_weight)
         self._table: dict[str, tuple[tuple[int, float], ...]] = {
             k: tuple(sorted(v.items())) for k, v in table.items()
@@ -331,7 +370,9 @@ class Rules:
         }
         self._matcher = re.compile(trie_regex(sorted(terms), skip_words=True))
         self._container: tuple[int, int, int] | None = None
-        if {CONTAINER_ROLE, PLATFORM_ROLE, "multimodal"} <= set(self.slugs):
+        if {CONTAINER_ROLE, PLATFORM_ROLE, "multimodal"} <= set(self.slugs) and (
+            "container-image" not in off
+        ):
             infra, visual = self.slugs.index(CONTAINER_ROLE), self.slugs.index("multimodal")
             self._container = (infra, visual, self.slugs.index(PLATFORM_ROLE))
             self._table[_CONTAINER_KEY] = ((infra, T.container_image_weight),)
@@ -465,14 +506,17 @@ class Rules:
         self, text: str, cue: Cue, cues: list[Cue], starts: list[int]
     ) -> frozenset[int] | str | None:
         """Whom a verdict cue speaks to: named roles, "others" (everyone else) or None."""
+        off = self._off
         ci = bisect.bisect_right(starts, cue.start) - 1
         c_start, c_end = segment(starts, len(text), ci)
-        for m in CONTRAST.finditer(text, c_start, cue.start):
-            c_start = m.end()
-        after = CONTRAST.search(text, cue.end, c_end)
+        after = None
+        if "contrast" not in off:
+            for m in CONTRAST.finditer(text, c_start, cue.start):
+                c_start = m.end()
+            after = CONTRAST.search(text, cue.end, c_end)
         if after is not None:
             c_end = after.start()
-        if EVEN.match(text, c_start, cue.start) or (
+        if ("even" not in off and EVEN.match(text, c_start, cue.start)) or (
             cue.verdict is Verdict.SKIP and text[cue.start - 1 : cue.start] in ("也", "亦")
         ):
             # "even ROCm maintainers only need the takeaway", "管镜像的同学也不必点开":
@@ -481,7 +525,7 @@ class Rules:
         lo = max(c_start, cue.start - T.subject_lookback)
         subject = (
             _OTHERS_SUBJECT.search(text, lo, cue.start)
-            if _OTHERS_HINT.search(text, lo, cue.start)
+            if "everyone-else" not in off and _OTHERS_HINT.search(text, lo, cue.start)
             else None
         )
         if (
@@ -490,13 +534,15 @@ class Rules:
             and text[c_start : subject.start()].strip(" ,") in _SUBJECT_LEAD
         ):
             return "others"
-        if _OTHERS_AFTER.match(text, cue.end, c_end):
+        if "everyone-else" not in off and _OTHERS_AFTER.match(text, cue.end, c_end):
             return "others"  # "nothing new for anyone else"
-        if ci > 0:
+        if ci > 0 and "everyone-else" not in off:
             # "for the rest of us, there is nothing here", "对其他人来说，没什么可看"
             p_start = segment(starts, len(text), ci - 1)[0]
             if _FRONTED_OTHERS.fullmatch(text, p_start, c_start):
                 return "others"
+        if "named-groups" in off:
+            return None
         clause = text[c_start:c_end]
         if not _PEOPLE.search(clause):
             # a heading names the readers of a statement with no people of its own, whatever
@@ -528,7 +574,7 @@ class Rules:
             # a heading speaks for its whole sentence: "API folks: nothing for you, skip"
             heading = _heading(text, starts, ci)
             if heading is not None:
-                if _FRONTED_OTHERS.fullmatch(text, *heading):
+                if "everyone-else" not in off and _FRONTED_OTHERS.fullmatch(text, *heading):
                     return "others"
                 roles = self._heading_roles(text[heading[0] : heading[1]])
         return roles or None
@@ -615,7 +661,8 @@ class Rules:
             return bisect.bisect_right(sentence_starts, offset) - 1
 
         # ---- verdict statements: general, for named readers, for everyone else
-        cues = list(find_cues(text))
+        off = self._off
+        cues = list(find_cues(text, off))
         general: list[Cue] = []
         unknown: list[Cue] = []  # addressed to readers no role claims
         named_cues: list[tuple[Cue, frozenset[int]]] = []
@@ -634,11 +681,11 @@ class Rules:
                         sentence_starts[sentence_of(cue.start)], cue.start - T.cue_lookback
                     ) : cue.start
                 ]
-                if others_cue is None and _AND_OTHERS.search(lead):
+                if others_cue is None and "everyone-else" not in off and _AND_OTHERS.search(lead):
                     others_cue = cue
             else:
                 unknown.append(cue)
-        if named_cues or others_cue is not None:
+        if (named_cues or others_cue is not None) and "limited" not in off:
             named_cues += self._limited_statements(text, cues, clauses())
         # ---- named readers: "做量化的同学不必看", "kernel authors should read it closely"
         named_verdicts: dict[int, Verdict] = {}
@@ -671,7 +718,9 @@ class Rules:
         )
         verdict_sentence = -1
         if use_general:
-            deciding, general_verdict = _resolve(text, general, sentence_starts)
+            deciding, general_verdict = _resolve(
+                text, general, sentence_starts, "contrast" not in off
+            )
             if (
                 deciding.soft
                 and first_named is not None
@@ -691,6 +740,8 @@ class Rules:
         for _, key, _weights in self._senses(title_text, self._hits(title_text)):
             title_counts[key] = title_counts.get(key, 0) + 1
         table = self._table
+        if "keywords" in off:
+            title_counts.clear()
         for key, count in title_counts.items():
             factor = T.title_weight * (1.0 + T.repeat_bonus * (min(count, 4) - 1))
             for index, weight in table[key]:
@@ -704,7 +755,7 @@ class Rules:
         deferred = [
             segment(clauses(), len(text), bisect.bisect_right(clauses(), start) - 1)
             for start, _end, kinds in aux
-            if "defer" in kinds
+            if "defer" in kinds and "defer" not in off
         ]
         if deferred:
             para_hits = [h for h in para_hits if not any(a <= h[0] < b for a, b in deferred)]
@@ -713,8 +764,12 @@ class Rules:
         else:
             vs_start = vs_end = -1
         para_counts: dict[str, tuple[int, float]] = {}
-        for offset, key, _weights in para_hits:
-            bonus = T.verdict_sentence_bonus if vs_start <= offset < vs_end else 1.0
+        for offset, key, _weights in () if "keywords" in off else para_hits:
+            bonus = (
+                T.verdict_sentence_bonus
+                if vs_start <= offset < vs_end and "verdict-sentence" not in off
+                else 1.0
+            )
             seen = para_counts.get(key)
             if seen is None:
                 para_counts[key] = (1, bonus)
@@ -726,7 +781,7 @@ class Rules:
                 scores[index] += weight * factor
 
         forced: set[int] = set()
-        model_title = self._model_title(title_text)
+        model_title = None if "model-title" in off else self._model_title(title_text)
         if model_title is not None:
             # a note that adds or fixes a model is a models note, whatever words it uses
             index = self.slugs.index(FALLBACK_ROLE)
@@ -738,7 +793,7 @@ class Rules:
         suppressed: set[int] = set()
         for start, end, kinds in aux:
             before = "before" in kinds
-            if not before and "after" not in kinds:
+            if (not before and "after" not in kinds) or "negative-evidence" in off:
                 continue
             ci = bisect.bisect_right(clauses(), start) - 1
             c_start, c_end = segment(clauses(), len(text), ci)
@@ -751,7 +806,7 @@ class Rules:
 
         # ---- everyone else: "其余读者可略过", "nobody else needs to read this"
         others_verdict = others_cue.verdict if others_cue is not None else None
-        if others_verdict is None:
+        if others_verdict is None and "everyone-else" not in off:
             for start, _end, kinds in aux:
                 if "others" not in kinds:
                     continue
@@ -764,6 +819,7 @@ class Rules:
         if (
             others_verdict is None
             and (named_verdicts or use_general)
+            and "everyone-else" not in off
             and _OTHERS_OPENER_HINT.search(text)
         ):
             # "the rest of the org has nothing to act on": set apart from the named groups
@@ -786,7 +842,7 @@ class Rules:
         if use_general:
             verdict = general_verdict
             s_start, s_end = segment(sentence_starts, len(text), verdict_sentence)
-            if HEDGE.search(text, s_start, s_end):
+            if "hedge" not in off and HEDGE.search(text, s_start, s_end):
                 confidence = Confidence.LOW
             if verdict is Verdict.DEEP and any(
                 c.verdict is Verdict.SKIP and not c.soft and c.start >= s_end for c in general
@@ -805,7 +861,7 @@ class Rules:
         elif named_verdicts or others_verdict is not None:
             verdict, confidence = Verdict.SKIM, Confidence.LOW
         else:
-            hint = weak_hint(title_text, text)
+            hint = None if "weak-hint" in off else weak_hint(title_text, text)
             verdict = hint[0] if hint is not None else Verdict.SKIM
             confidence = Confidence.LOW
         if verdict is not Verdict.SKIP:
@@ -892,7 +948,9 @@ def _heading(text: str, starts: list[int], index: int) -> tuple[int, int] | None
     return None
 
 
-def _resolve(text: str, cues: list[Cue], starts: list[int]) -> tuple[Cue, Verdict]:
+def _resolve(
+    text: str, cues: list[Cue], starts: list[int], contrast: bool = True
+) -> tuple[Cue, Verdict]:
     """The verdict of the first sentence with a general cue, and the cue that decides it.
 
     Within that sentence the first cue leads; a negated deep cue followed by a skim cue is
@@ -909,7 +967,7 @@ def _resolve(text: str, cues: list[Cue], starts: list[int]) -> tuple[Cue, Verdic
             continue
         if deciding.soft and verdict is Verdict.SKIP and cue.verdict is Verdict.SKIM:
             deciding, verdict = cue, Verdict.SKIM
-        elif CONTRAST.search(text, prev.end, cue.start):
+        elif contrast and CONTRAST.search(text, prev.end, cue.start):
             deciding, verdict = cue, cue.verdict
     return deciding, verdict
 
