@@ -11,14 +11,15 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from bot.classify.audience_model import attend
+from bot.classify.audience_model import AudienceModel, attend
 from bot.classify.audience_model import load_model as load_audience_model
+from bot.classify.role_model import RoleModel
 from bot.classify.role_model import blend as blend_roles
 from bot.classify.role_model import load_model as load_role_model
 from bot.classify.rules import Rules
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import features, normalise, squared_counts
-from bot.classify.verdict_model import blend, load_model
+from bot.classify.verdict_model import VerdictModel, blend, load_model
 from bot.domain import Classification
 
 __all__ = [
@@ -35,16 +36,23 @@ class Classifier:
     """A taxonomy's rules and the shipped models; build with `build_classifier`."""
 
     def __init__(
-        self, taxonomy: Taxonomy, *, audience_model: bool = True, off: frozenset[str] = frozenset()
+        self,
+        taxonomy: Taxonomy,
+        *,
+        audience_model: bool = True,
+        off: frozenset[str] = frozenset(),
+        models: tuple[VerdictModel, RoleModel, AudienceModel] | None = None,
     ) -> None:
         """`audience_model=False` leaves audience-specific verdicts to the rules alone, `off`
-        leaves rule families out (both for evaluation)."""
+        leaves rule families out, `models` replaces the shipped verdict, role and audience
+        models (all for evaluation)."""
         self.taxonomy = taxonomy
         self.slugs = taxonomy.slugs
         self.rules = Rules(taxonomy, off)
-        self._model = load_model()
-        self._role_model = load_role_model()
-        self._audience = load_audience_model() if audience_model else None
+        verdicts, roles, audience = models or (load_model(), load_role_model(), None)
+        self._model = verdicts
+        self._role_model = roles
+        self._audience = (audience or load_audience_model()) if audience_model else None
         # the roles the audience model may give a verdict of their own
         self._split_roles = tuple(r for r in self._role_model.roles if r in self.slugs)
         # A team's own roles are the rules' alone; the model speaks only for roles it knows.
