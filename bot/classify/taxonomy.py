@@ -1,9 +1,7 @@
 """Reader roles: loading, validating and looking them up.
 
-The default roles live in ``bot/classify/data/roles.toml``; a team may point the
-``PRDIGEST_ROLES_FILE`` setting at its own file, which either extends the
-defaults (``mode = "extend"``) or replaces them (``mode = "replace"``). The
-file format is documented at the top of ``roles.toml``.
+The defaults are ``bot/classify/data/roles.toml``, whose top documents the format. A team file
+named by ``PRDIGEST_ROLES_FILE`` extends them (``mode = "extend"``) or replaces them.
 """
 
 from __future__ import annotations
@@ -87,12 +85,12 @@ class Taxonomy:
         key = normalise_word(word)
         if not key or n <= 0:
             return []
-        score: dict[str, float] = {}
+        score = dict.fromkeys(self.slugs, 0.0)
         for choice, role in self._lookup.items():
             ratio = difflib.SequenceMatcher(None, key, choice).ratio()
-            score[role.slug] = max(ratio, score.get(role.slug, 0.0))
-        close = [s for s in self.slugs if score.get(s, 0.0) >= 0.5]
-        return [self.get(s) for s in sorted(close, key=lambda s: -score[s])[:n]]
+            score[role.slug] = max(ratio, score[role.slug])
+        close = [role for role in self.roles if score[role.slug] >= 0.5]
+        return sorted(close, key=lambda role: -score[role.slug])[:n]
 
 
 # --------------------------------------------------------------------------- loading
@@ -133,10 +131,9 @@ def _explain(error: ErrorDetails, data: dict[str, Any]) -> str:
     loc = [str(part) or '""' for part in error["loc"] if part != "[key]"]
     where = ""
     if loc[:1] == ["roles"] and len(loc) > 1:  # name the role by its slug, if it has one
-        slug = data["roles"][int(loc[1])]
-        slug = slug.get("slug") if isinstance(slug, dict) else None
-        named = isinstance(slug, str) and loc[2:] != ["slug"]
-        where = f"role '{slug}': " if named else f"role #{int(loc[1]) + 1}: "
+        entry = data["roles"][int(loc[1])]
+        slug = entry.get("slug") if isinstance(entry, dict) and loc[2:] != ["slug"] else None
+        where = f"role '{slug}': " if isinstance(slug, str) else f"role #{int(loc[1]) + 1}: "
         loc = loc[2:]
     key, kind = ".".join(loc), error["type"]
     if kind == "missing":
