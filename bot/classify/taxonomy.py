@@ -1,9 +1,7 @@
 """Reader roles: loading, validating and looking them up.
 
-The default roles live in ``bot/classify/data/roles.toml``; a team may point the
-``PRDIGEST_ROLES_FILE`` setting at its own file, which either extends the
-defaults (``mode = "extend"``) or replaces them (``mode = "replace"``). The
-file format is documented at the top of ``roles.toml``.
+The defaults are ``bot/classify/data/roles.toml``, whose top documents the format. A team file
+named by ``PRDIGEST_ROLES_FILE`` extends them (``mode = "extend"``) or replaces them.
 """
 
 from __future__ import annotations
@@ -11,24 +9,22 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
-import math
-import re
+import reprlib
 import tomllib
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, FiniteFloat, StringConstraints, ValidationError
+from pydantic_core import ErrorDetails
 
 from bot.domain import Role
 
 __all__ = ["Taxonomy", "TaxonomyError", "load_taxonomy", "normalise_word"]
-
-_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
-_ROLE_KEYS = frozenset({"slug", "name_zh", "name_en", "aliases", "audience", "keywords"})
-_TOP_KEYS = frozenset({"mode", "version", "roles"})
-_MODES = ("extend", "replace")
 
 
 class TaxonomyError(ValueError):
@@ -40,32 +36,31 @@ def normalise_word(word: str) -> str:
     return unicodedata.normalize("NFKC", word).strip().strip("#").strip().casefold()
 
 
+def _words(role: Role) -> tuple[str, ...]:
+    """The words a user may type for `role`."""
+    return (role.slug, role.name_en, role.name_zh, *role.aliases)
+
+
 @dataclass(frozen=True)
 class Taxonomy:
     """An ordered set of reader roles with name/alias lookup."""
 
     roles: tuple[Role, ...]
-    _lookup: dict[str, Role] = field(
-        init=False, repr=False, compare=False, hash=False, default_factory=dict
-    )
-    _choices: dict[str, Role] = field(
-        init=False, repr=False, compare=False, hash=False, default_factory=dict
-    )
 
     @functools.cached_property
     def digest(self) -> str:
         """sha256 of the roles: what a classifier built for this taxonomy depends on."""
         return hashlib.sha256(repr(self.roles).encode("utf-8")).hexdigest()
 
-    def __post_init__(self) -> None:
+    @functools.cached_property
+    def _lookup(self) -> dict[str, Role]:
+        """Folded word -> role; the first role to claim a word keeps it."""
         lookup: dict[str, Role] = {}
         for role in self.roles:
-            for word in (role.slug, role.name_en, role.name_zh, *role.aliases):
-                key = normalise_word(word)
-                if key:
-                    lookup.setdefault(key, role)
-        self._lookup.update(lookup)
-        self._choices.update(lookup)
+            for word in _words(role):
+                lookup.setdefault(normalise_word(word), role)
+        lookup.pop("", None)
+        return lookup
 
     @property
     def slugs(self) -> tuple[str, ...]:
@@ -73,10 +68,7 @@ class Taxonomy:
 
     def get(self, slug: str) -> Role:
         """The role with this exact slug; KeyError if there is none."""
-        for role in self.roles:
-            if role.slug == slug:
-                return role
-        raise KeyError(slug)
+        return {r.slug: r for r in self.roles}[slug]
 
     def resolve(self, word: str) -> Role | None:
         """The role a user means by `word` (slug, alias or name), or None."""
@@ -84,204 +76,127 @@ class Taxonomy:
 
     def resolve_all(self, words: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The slugs `words` name (each once, in order) and the words that name no role."""
-        slugs: list[str] = []
-        unknown: list[str] = []
-        for word in words:
-            role = self.resolve(word)
-            if role is None:
-                unknown.append(word)
-            elif role.slug not in slugs:
-                slugs.append(role.slug)
-        return tuple(slugs), tuple(unknown)
+        found = [(w, self.resolve(w)) for w in words]
+        slugs = dict.fromkeys(r.slug for _, r in found if r is not None)
+        return tuple(slugs), tuple(w for w, r in found if r is None)
 
     def suggest(self, word: str, n: int = 3) -> list[Role]:
         """Up to `n` roles whose names look most like `word` ("did you mean")."""
         key = normalise_word(word)
         if not key or n <= 0:
             return []
-        scored: dict[str, float] = {}
-        for choice, role in self._choices.items():
+        score = dict.fromkeys(self.slugs, 0.0)
+        for choice, role in self._lookup.items():
             ratio = difflib.SequenceMatcher(None, key, choice).ratio()
-            if ratio > scored.get(role.slug, 0.0):
-                scored[role.slug] = ratio
-        ranked = sorted(
-            ((score, slug) for slug, score in scored.items() if score >= 0.5),
-            key=lambda item: (-item[0], self.slugs.index(item[1])),
-        )
-        return [self.get(slug) for _, slug in ranked[:n]]
+            score[role.slug] = max(ratio, score[role.slug])
+        close = [role for role in self.roles if score[role.slug] >= 0.5]
+        return sorted(close, key=lambda role: -score[role.slug])[:n]
 
 
 # --------------------------------------------------------------------------- loading
 
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
-def _fail(source: str, message: str) -> TaxonomyError:
+
+class _Entry(BaseModel):
+    """One ``[[roles]]`` table as written (names may be absent when extending a role)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    slug: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")]
+    name_zh: _Text | None = None
+    name_en: _Text | None = None
+    aliases: list[_Text] = []
+    audience: list[_Text] = []
+    keywords: dict[_Text, FiniteFloat] = {}
+
+
+class _File(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    mode: Literal["extend", "replace"] = "extend"
+    version: object = None
+    roles: list[_Entry] = []
+
+
+_SAY = {  # by pydantic error type, where its own words would puzzle a roles file's author
+    "string_pattern_mismatch": "must be lowercase letters, digits and '-' (at most 40)",
+    "string_too_short": "must not be empty",
+    "model_type": "must be a table",
+    "dict_type": "must be a table",
+    "list_type": "must be an array",
+}
+
+
+def _explain(error: ErrorDetails, data: dict[str, Any]) -> str:
+    """One validation error as "role 'x': 'key' must be ..., not <value>"."""
+    loc = [str(part) or '""' for part in error["loc"] if part != "[key]"]
+    where = ""
+    if loc[:1] == ["roles"] and len(loc) > 1:  # name the role by its slug, if it has one
+        entry = data["roles"][int(loc[1])]
+        slug = entry.get("slug") if isinstance(entry, dict) and loc[2:] != ["slug"] else None
+        where = f"role '{slug}': " if isinstance(slug, str) else f"role #{int(loc[1]) + 1}: "
+        loc = loc[2:]
+    key, kind = ".".join(loc), error["type"]
+    if kind == "missing":
+        return f"{where}missing '{key}'"
+    if kind == "extra_forbidden":
+        return f"{where}unknown {'' if where else 'top-level '}key '{key}'"
+    what = _SAY.get(kind) or error["msg"].replace("Input should be", "must be")
+    return f"{where}{f'{key!r} ' if key else ''}{what}, not {reprlib.repr(error['input'])}"
+
+
+def _fail(source: object, message: str) -> TaxonomyError:
     return TaxonomyError(f"roles file {source}: {message}")
 
 
-def _str_list(source: str, where: str, key: str, value: object) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(source, f"{where}: '{key}' must be a list of strings")
-    out: list[str] = []
-    for item in value:
-        text = item.strip()
-        if not text:
-            raise _fail(source, f"{where}: '{key}' contains an empty string")
-        if text not in out:
-            out.append(text)
-    return tuple(out)
-
-
-def _keywords(source: str, where: str, value: object) -> dict[str, float]:
-    if not isinstance(value, dict):
-        raise _fail(source, f"{where}: 'keywords' must be a table of term = weight")
-    out: dict[str, float] = {}
-    for term, weight in value.items():
-        if not isinstance(term, str) or not term.strip():
-            raise _fail(source, f"{where}: keyword terms must be non-empty strings")
-        if isinstance(weight, bool) or not isinstance(weight, int | float):
-            raise _fail(source, f"{where}: keyword '{term}' weight must be a number")
-        if not math.isfinite(weight):
-            raise _fail(source, f"{where}: keyword '{term}' weight must be finite")
-        out[unicodedata.normalize("NFKC", term).strip().lower()] = float(weight)
-    return out
-
-
-@dataclass
-class _RoleSpec:
-    """One ``[[roles]]`` entry as written (fields may be absent in extend mode)."""
-
-    slug: str
-    fields: dict[str, Any]
-
-
-def _parse_file(text: str, source: str) -> tuple[str, list[_RoleSpec]]:
+def _load(source: Traversable, base: Taxonomy | None) -> Taxonomy:
+    """The roles in file `source`, laid over `base` unless the file replaces them: names
+    replace, aliases and audience phrases add, keyword weights override (0 removes one)."""
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+        parsed = _File.model_validate(data)
+    except FileNotFoundError:
+        raise _fail(source, "not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(source, f"cannot be read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise _fail(source, f"invalid TOML: {exc}") from None
-    unknown = sorted(set(data) - _TOP_KEYS)
-    if unknown:
-        raise _fail(source, f"unknown top-level key(s): {', '.join(unknown)}")
-    mode = data.get("mode", "extend")
-    if mode not in _MODES:
-        raise _fail(source, f'\'mode\' must be "extend" or "replace", not {mode!r}')
-    raw_roles = data.get("roles", [])
-    if not isinstance(raw_roles, list) or not all(isinstance(r, dict) for r in raw_roles):
-        raise _fail(source, "'roles' must be an array of tables ([[roles]])")
-    specs: list[_RoleSpec] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(raw_roles, start=1):
-        slug = raw.get("slug")
-        if not isinstance(slug, str) or not slug:
-            raise _fail(source, f"role #{index}: missing 'slug'")
-        if not _SLUG_RE.match(slug):
-            raise _fail(
-                source,
-                f"role #{index}: slug {slug!r} must be lowercase letters, digits and '-'",
-            )
-        where = f"role '{slug}'"
-        if slug in seen:
-            raise _fail(source, f"{where}: duplicate slug")
-        seen.add(slug)
-        unknown = sorted(set(raw) - _ROLE_KEYS)
-        if unknown:
-            raise _fail(source, f"{where}: unknown key(s): {', '.join(unknown)}")
-        fields: dict[str, Any] = {}
+    except ValidationError as exc:
+        raise _fail(source, "; ".join(_explain(e, data) for e in exc.errors())) from None
+    roles = {r.slug: r for r in base.roles} if base and parsed.mode == "extend" else {}
+    for index, new in enumerate(parsed.roles):
+        if new.slug in (e.slug for e in parsed.roles[:index]):
+            raise _fail(source, f"role '{new.slug}': duplicate slug")
+        old = roles.get(new.slug) or Role(new.slug, "", "")
         for key in ("name_zh", "name_en"):
-            if key in raw:
-                value = raw[key]
-                if not isinstance(value, str) or not value.strip():
-                    raise _fail(source, f"{where}: '{key}' must be a non-empty string")
-                fields[key] = value.strip()
-        for key in ("aliases", "audience"):
-            if key in raw:
-                fields[key] = _str_list(source, where, key, raw[key])
-        if "keywords" in raw:
-            fields["keywords"] = _keywords(source, where, raw["keywords"])
-        specs.append(_RoleSpec(slug, fields))
-    return mode, specs
-
-
-def _build_role(source: str, spec: _RoleSpec, base: Role | None) -> Role:
-    where = f"role '{spec.slug}'"
-    f = spec.fields
-    if base is None:
-        for key in ("name_zh", "name_en"):
-            if key not in f:
-                raise _fail(source, f"{where}: missing '{key}'")
-        return Role(
-            slug=spec.slug,
-            name_zh=f["name_zh"],
-            name_en=f["name_en"],
-            aliases=f.get("aliases", ()),
-            keywords={k: w for k, w in f.get("keywords", {}).items() if w != 0},
-            audience=f.get("audience", ()),
+            if not (getattr(new, key) or getattr(old, key)):
+                raise _fail(source, f"role '{new.slug}': missing '{key}'")
+        terms = {
+            unicodedata.normalize("NFKC", t).strip().lower(): w for t, w in new.keywords.items()
+        }
+        roles[new.slug] = Role(
+            slug=new.slug,
+            name_zh=new.name_zh or old.name_zh,
+            name_en=new.name_en or old.name_en,
+            aliases=tuple(dict.fromkeys((*old.aliases, *new.aliases))),
+            keywords={t: w for t, w in {**old.keywords, **terms}.items() if w != 0},
+            audience=tuple(dict.fromkeys((*old.audience, *new.audience))),
         )
-    # Extend an existing role: names replace, lists add, keyword weights override
-    # (a weight of 0 removes a default keyword).
-    keywords = dict(base.keywords)
-    for term, weight in f.get("keywords", {}).items():
-        if weight == 0:
-            keywords.pop(term, None)
-        else:
-            keywords[term] = weight
-    aliases = base.aliases + tuple(a for a in f.get("aliases", ()) if a not in base.aliases)
-    audience = base.audience + tuple(a for a in f.get("audience", ()) if a not in base.audience)
-    return Role(
-        slug=base.slug,
-        name_zh=f.get("name_zh", base.name_zh),
-        name_en=f.get("name_en", base.name_en),
-        aliases=aliases,
-        keywords=keywords,
-        audience=audience,
-    )
-
-
-def _check_unique_words(source: str, roles: tuple[Role, ...]) -> None:
-    owner: dict[str, str] = {}
-    for role in roles:
-        for word in (role.slug, role.name_en, role.name_zh, *role.aliases):
-            key = normalise_word(word)
-            if not key:
-                raise _fail(source, f"role '{role.slug}': empty alias or name")
-            other = owner.get(key)
-            if other is not None and other != role.slug:
-                raise _fail(
-                    source,
-                    f"alias {word!r} is claimed by both role '{other}' and role '{role.slug}'",
-                )
-            owner[key] = role.slug
-
-
-def _taxonomy_from_text(text: str, source: str, base: Taxonomy | None) -> Taxonomy:
-    mode, specs = _parse_file(text, source)
-    if base is None or mode == "replace":
-        roles = [_build_role(source, spec, None) for spec in specs]
-    else:
-        by_slug = {r.slug: r for r in base.roles}
-        order = list(by_slug)
-        for spec in specs:
-            by_slug[spec.slug] = _build_role(source, spec, by_slug.get(spec.slug))
-            if spec.slug not in order:
-                order.append(spec.slug)
-        roles = [by_slug[s] for s in order]
     if not roles:
         raise _fail(source, "defines no roles")
-    result = tuple(roles)
-    _check_unique_words(source, result)
-    return Taxonomy(result)
+    taxonomy = Taxonomy(tuple(roles.values()))
+    for role in taxonomy.roles:
+        for word in _words(role):
+            if (owner := taxonomy.resolve(word)) is None:
+                raise _fail(source, f"role '{role.slug}': empty alias or name")
+            if owner.slug != role.slug:
+                claimed = f"role '{owner.slug}' and role '{role.slug}'"
+                raise _fail(source, f"alias {word!r} is claimed by both {claimed}")
+    return taxonomy
 
 
 @functools.cache
 def _default_taxonomy() -> Taxonomy:
-    try:
-        resource = resources.files("bot.classify").joinpath("data", "roles.toml")
-        text = resource.read_text(encoding="utf-8")
-        source = str(resource)
-    except (OSError, TypeError, ValueError):  # e.g. an unusual import setup
-        path = Path(__file__).with_name("data") / "roles.toml"
-        text, source = path.read_text(encoding="utf-8"), str(path)
-    return _taxonomy_from_text(text, source, None)
+    return _load(resources.files("bot.classify").joinpath("data", "roles.toml"), None)
 
 
 def load_taxonomy(path: Path | None = None) -> Taxonomy:
@@ -289,14 +204,4 @@ def load_taxonomy(path: Path | None = None) -> Taxonomy:
 
     Raises TaxonomyError (naming the file) when the file is missing or malformed.
     """
-    default = _default_taxonomy()
-    if path is None:
-        return default
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise _fail(source, "not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(source, f"cannot be read: {exc}") from None
-    return _taxonomy_from_text(text, source, default)
+    return _default_taxonomy() if path is None else _load(Path(path), _default_taxonomy())

@@ -177,10 +177,13 @@ aliases = ["be"]
     ("text", "fragment"),
     [
         ("[[roles]\nslug = 'x'", "invalid TOML"),
-        ('mode = "merge"', "'mode'"),
-        ('colour = "blue"', "unknown top-level"),
+        ('mode = "merge"', "'mode' must be 'extend' or 'replace', not 'merge'"),
+        ('colour = "blue"', "unknown top-level key 'colour'"),
         ('[[roles]]\nname_zh = "甲"\nname_en = "A"', "missing 'slug'"),
-        ('[[roles]]\nslug = "Bad Slug"\nname_zh = "甲"\nname_en = "A"', "slug"),
+        (
+            '[[roles]]\nslug = "Bad Slug"\nname_zh = "甲"\nname_en = "A"',
+            "role #1: 'slug' must be lowercase letters, digits and '-'",
+        ),
         ('[[roles]]\nslug = "foo"\nname_zh = "甲"', "role 'foo': missing 'name_en'"),
         ('[[roles]]\nslug = "foo"\nname_en = "Foo"', "role 'foo': missing 'name_zh'"),
         (
@@ -195,19 +198,22 @@ aliases = ["be"]
         (
             '[[roles]]\nslug = "foo"\nname_zh = "甲"\nname_en = "A"\n'
             '[roles.keywords]\n"x" = "heavy"',
-            "keyword 'x' weight must be a number",
+            "role 'foo': 'keywords.x' must be a valid number, not 'heavy'",
         ),
         (
             '[[roles]]\nslug = "foo"\nname_zh = "甲"\nname_en = "A"\n[roles.keywords]\n"x" = true',
-            "weight must be a number",
+            "role 'foo': 'keywords.x' must be a valid number, not True",
         ),
         (
             '[[roles]]\nslug = "foo"\nname_zh = "甲"\nname_en = "A"\naliases = "x"',
-            "list of strings",
+            "role 'foo': 'aliases' must be an array, not 'x'",
         ),
-        ('[[roles]]\nslug = "foo"\nname_zh = "甲"\nname_en = "A"\ncolour = 1', "unknown key"),
+        (
+            '[[roles]]\nslug = "foo"\nname_zh = "甲"\nname_en = "A"\ncolour = 1',
+            "role 'foo': unknown key 'colour'",
+        ),
         ('mode = "replace"', "defines no roles"),
-        ("roles = 3", "array of tables"),
+        ("roles = 3", "'roles' must be an array, not 3"),
     ],
 )
 def test_bad_files(tmp_path: Path, text: str, fragment: str) -> None:
@@ -233,3 +239,18 @@ def test_missing_file(tmp_path: Path) -> None:
 
 def test_taxonomy_error_is_value_error() -> None:
     assert issubclass(TaxonomyError, ValueError)
+
+
+def test_every_problem_is_named_on_one_line(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        '[[roles]]\nslug = "foo"\nname_zh = " "\naliases = ["a", ""]\n'
+        '[roles.keywords]\n"x" = inf\n',
+    )
+    with pytest.raises(TaxonomyError) as err:
+        load_taxonomy(path)
+    assert str(err.value) == (
+        f"roles file {path}: role 'foo': 'name_zh' must not be empty, not ' '; "
+        "role 'foo': 'aliases.1' must not be empty, not ''; "
+        "role 'foo': 'keywords.x' must be a finite number, not inf"
+    )
