@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from itertools import chain
 from dataclasses import replace
 from pathlib import Path
 
 from bot.classify.audience_model import attend
 from bot.classify.audience_model import load_model as load_audience_model
 from bot.classify.role_model import blend as blend_roles
+from bot.classify.role_model import column_sums
 from bot.classify.role_model import load_model as load_role_model
 from bot.classify.rules import Rules
 from bot.classify.taxonomy import Taxonomy
-from bot.classify.text import features, normalise, squared_counts
-from bot.classify.verdict_model import blend, load_model
+from bot.classify.text import features, normalise, read_clauses, squared_counts
+from bot.classify.verdict_model import blend, load_model, packed
 from bot.domain import Classification
 
 __all__ = [
@@ -43,6 +45,13 @@ class Classifier:
         self._model = load_model()
         self._role_model = load_role_model()
         self._audience = load_audience_model() if audience_model else None
+        # Each paragraph feature's role weights, then its packed verdict weights (zeros where
+        # a model does not know it): one look-up a feature for both models.
+        self._width = width = len(self._role_model.roles)
+        self._weights = {g: (*w, 0.0, 0.0) for g, w in self._role_model.weights.items()}
+        for g, w in self._model.weights.items():
+            v = packed(w)
+            self._weights[g] = (*self._weights.get(g, (0.0,) * width)[:width], v.real, v.imag)
         # the roles the audience model may give a verdict of their own
         self._split_roles = tuple(r for r in self._role_model.roles if r in self.slugs)
         # A team's own roles are the rules' alone; the model speaks only for roles it knows.
@@ -56,15 +65,23 @@ class Classifier:
         text = normalise(display).lower()
         title_text = normalise(title).lower()
         by_rules, fixed = self.rules.classify(title_text, display, text)
-        grams = features(text)
+        parts, clause_grams, joined = read_clauses(text)
+        clause_rows = [list(filter(None, map(self._weights.get, g))) for g in clause_grams]
+        if joined:  # the paragraph's features are the clauses'
+            grams, rows = list(chain(*clause_grams)), list(chain(*clause_rows))
+        else:
+            grams = features(text)
+            rows = list(filter(None, map(self._weights.get, grams)))
         squares = squared_counts(grams)
-        proba = self._role_model.proba_of(title_text, grams, squares)
+        sums = column_sums(rows, self._width + 2)
+        proba = self._role_model.proba_of(title_text, grams, squares, sums)
         if self._role_filter is not None:
             proba = {r: p for r, p in proba.items() if r in self._role_filter}
         roles = blend_roles(by_rules, proba, fixed)
-        got = blend(roles, self._model.proba_of(grams, squares))
+        got = blend(roles, self._model.proba_of(grams, squares, complex(sums[-2], sums[-1])))
         if self._audience is not None:
-            got = self._audience.refine(got, attend(text, self._role_model), self._split_roles)
+            attention = attend(text, self._role_model, (parts, clause_grams, clause_rows))
+            got = self._audience.refine(got, attention, self._split_roles)
         told = got.role_verdicts
         if len(told) < len(self.slugs) or all(v is got.verdict for v in told.values()):
             # only what differs from the main verdict, unless everyone else is told theirs

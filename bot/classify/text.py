@@ -82,6 +82,30 @@ def clauses(text: str) -> list[str]:
     return [c for c in MODEL_CLAUSE_END.split(text) if c.strip()]
 
 
+_CLAUSE_PIECES = re.compile(f"({MODEL_CLAUSE_END.pattern})")  # the clauses and their ends
+
+
+def read_clauses(text: str) -> tuple[list[str], list[list[str]], bool]:
+    """The `clauses` of a normalised, lower-cased paragraph, the `features` of each, and
+    whether the paragraph's are theirs joined. They are not where a contrast word ends a
+    clause (a word or characters of the paragraph), where a clause has no features, or
+    where an end that is no punctuation token ("。", a dash, a newline) stands between two
+    English words (the paragraph pairs them)."""
+    pieces = _CLAUSE_PIECES.split(text)
+    parts, grams = pieces[::2], []
+    joined, english = True, False  # english: the paragraph so far ends with an English word
+    for end, part in zip([",", *pieces[1::2]], parts, strict=True):
+        if end in ",;:!?" or end[0] == ".":
+            english = False  # a punctuation token: no pair across it
+        elif end[0] != "。" and not end[0].isspace():
+            joined = False
+        if part.strip():
+            grams.append(got := features(part))
+            joined = joined and bool(got) and not (english and got[0][-1] < "\u3400")
+            english = bool(got) and got[-1][-1] < "\u3400"
+    return [c for c in parts if c.strip()], grams, joined
+
+
 # --------------------------------------------------------------------------- negators
 
 # Negators, scoped to the few words before a cue inside its clause. Words that only look

@@ -125,14 +125,17 @@ class VerdictModel(VerdictWeights):
         """The probability of each verdict for a normalised, lower-cased paragraph."""
         return self.proba_of(features(text))
 
-    def proba_of(self, grams: list[str], squares: int | None = None) -> Reading:
+    def proba_of(
+        self, grams: list[str], squares: int | None = None, total: complex | None = None
+    ) -> Reading:
         """`proba` of a paragraph given its `features` (computed once for both models) and,
-        if known, their `squared_counts`."""
+        if known, their `squared_counts` and the sum of their `packed` weights."""
         if squares is None:
             squares = squared_counts(grams)
+        if total is None:
+            total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j)
         norm = math.sqrt(squares) or 1.0
-        total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j) / norm
-        return Reading(self.softmax(total), short=len(grams) < T.short_features)
+        return Reading(self.softmax(total / norm), short=len(grams) < T.short_features)
 
 
 @functools.cache
