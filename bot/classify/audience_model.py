@@ -95,18 +95,16 @@ class Attention:
 def attend(
     text: str,
     role_model: RoleModel,
-    read: tuple[list[str], list[list[str]], list[list[tuple[float, ...]]]] | None = None,
+    read: tuple[list[str], list[list[str]], list[list[float]]] | None = None,
 ) -> Attention:
     """Read a normalised, lower-cased paragraph clause by clause, given (if known) its
-    clauses, their features (`read_clauses`) and the weights of those (`RoleModel.rows`, or
-    rows that start with them)."""
+    clauses, their features (`read_clauses`) and the `column_sums` of their role weights."""
     if read is None:
         parts, grams = read_clauses(text)[:2]
-        read = parts, grams, list(map(role_model.rows, grams))
-    parts, grams, rows = read
-    width, sqrt = len(role_model.roles), math.sqrt
-    norms = tuple([sqrt(squared_counts(g)) or 1.0 for g in grams])
-    totals = (column_sums(r, width) for r in rows)
+        width = len(role_model.roles)
+        read = parts, grams, [column_sums(role_model.rows(g), width) for g in grams]
+    parts, grams, totals = read
+    norms = tuple([math.sqrt(squared_counts(g)) or 1.0 for g in grams])
     roles = tuple(map(role_model.proba_of_totals, totals, norms))
     others = _OTHERS_HINT.search(text) is not None and _OTHERS.search(text) is not None
     even = False
@@ -121,7 +119,9 @@ def attend(
             # "else" needs someone named first: a note that opens with everyone else sets
             # nobody apart
             proba[OTHERS] = 1.0 if i and _OTHERS.search(part) else 0.0
-    return Attention(grams, norms, roles)
+    # every clause's probabilities are of the same roles: each one's largest, found in C
+    most = dict(zip(roles[0], map(max, zip(*map(dict.values, roles))))) if roles else {}
+    return Attention(grams, norms, roles, most)
 
 
 def _spread(attention: Attention, role: str) -> Iterator[tuple[str, int, float]]:
@@ -157,7 +157,7 @@ class AudienceModel(VerdictWeights):
     KIND: ClassVar[str] = "audience"
 
     @functools.cached_property
-    def _packed(self) -> dict[str, dict[str, complex]]:
+    def _by_mark(self) -> dict[str, dict[str, complex]]:
         """Per mark, each feature's `packed` weights."""
         out: dict[str, dict[str, complex]] = {m: {} for m in MARKS}
         for key, w in self.weights.items():
@@ -169,7 +169,7 @@ class AudienceModel(VerdictWeights):
         """`proba` of each role of one note, each clause's sum found once, when a role first
         weighs that clause: the same figures as `row_proba(pair_features(attention, role))`,
         faster."""
-        tables = self._packed
+        tables = self._by_mark
         # (mark, clause) -> the clause's l2-normalised sum under that mark
         sums: dict[tuple[str, int], complex] = {}
 

@@ -66,21 +66,27 @@ class Classifier:
         title_text = normalise(title).lower()
         by_rules, fixed = self.rules.classify(title_text, display, text)
         parts, clause_grams, joined = read_clauses(text)
-        clause_rows = [list(filter(None, map(self._weights.get, g))) for g in clause_grams]
-        if joined:  # the paragraph's features are the clauses'
-            grams, rows = list(chain(*clause_grams)), list(chain(*clause_rows))
+        get, width = self._weights.get, self._width
+        # Each clause's sums of its features' weights; the paragraph's continue from clause
+        # to clause where its features are the clauses' (the same additions, in order).
+        totals, sums = [], [0.0] * (width + 2)
+        for cols in (list(zip(*filter(None, map(get, g)))) for g in clause_grams):
+            totals.append(list(map(sum, cols[:width])) if cols else [0.0] * width)
+            if cols and joined:
+                sums = list(map(sum, cols, sums))
+        if joined:
+            grams = list(chain(*clause_grams))
         else:
             grams = features(text)
-            rows = list(filter(None, map(self._weights.get, grams)))
+            sums = column_sums(list(filter(None, map(get, grams))), width + 2)
         squares = squared_counts(grams)
-        sums = column_sums(rows, self._width + 2)
         proba = self._role_model.proba_of(title_text, grams, squares, sums)
         if self._role_filter is not None:
             proba = {r: p for r, p in proba.items() if r in self._role_filter}
         roles = blend_roles(by_rules, proba, fixed)
         got = blend(roles, self._model.proba_of(grams, squares, complex(sums[-2], sums[-1])))
         if self._audience is not None:
-            attention = attend(text, self._role_model, (parts, clause_grams, clause_rows))
+            attention = attend(text, self._role_model, (parts, clause_grams, totals))
             got = self._audience.refine(got, attention, self._split_roles)
         told = got.role_verdicts
         if len(told) < len(self.slugs) or all(v is got.verdict for v in told.values()):

@@ -221,10 +221,10 @@ def features(text: str) -> list[str]:
     append, extend = grams.append, grams.extend
     previous = ""
     scope = 0
+    negated_zh = _NEGATOR_ZH.search(text) is not None
     for token in _TOKEN.findall(text):
-        first = token[0]
-        if first >= "\u3400":
-            if _NEGATOR_ZH.search(token):
+        if token >= "\u3400":  # a run of Chinese characters
+            if negated_zh and _NEGATOR_ZH.search(token):
                 marks = _negated_from(token)
                 extend(
                     "!" + token[i : i + 2] if marks[i] else token[i : i + 2]
@@ -233,7 +233,7 @@ def features(text: str) -> list[str]:
             else:
                 extend(map(operator.add, token, token[1:]))  # its character pairs
             previous, scope = "", 0
-        elif first < "a":  # punctuation
+        elif token < "a":  # punctuation
             previous, scope = "", 0
         else:
             word = token
@@ -243,7 +243,7 @@ def features(text: str) -> list[str]:
                 scope = _SCOPE_EN
             append(word)
             if previous:
-                append(previous + " " + word)
+                append(f"{previous} {word}")
             previous = word
     return grams
 

@@ -83,13 +83,17 @@ class VerdictWeights:
         whole = sum(exps)
         return {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
 
+    @functools.cached_property
+    def _packed(self) -> dict[str, complex]:
+        return {g: packed(w) for g, w in self.weights.items()}
+
     def row_proba(self, row: dict[str, float]) -> dict[Verdict, float]:
         """The probability of each verdict for a row of named feature values."""
         total = 0j
         for key, value in row.items():
-            w = self.weights.get(key)
+            w = self._packed.get(key)
             if w is not None:
-                total += value * packed(w)
+                total += value * w
         return self.softmax(total)
 
     def to_json(self) -> str:
@@ -116,10 +120,6 @@ class VerdictWeights:
 @dataclass(frozen=True)
 class VerdictModel(VerdictWeights):
     """The verdict of a whole note, over its l2-normalised feature counts."""
-
-    @functools.cached_property
-    def _packed(self) -> dict[str, complex]:
-        return {g: packed(w) for g, w in self.weights.items()}
 
     def proba(self, text: str) -> Reading:
         """The probability of each verdict for a normalised, lower-cased paragraph."""
