@@ -124,8 +124,9 @@ def attend(
             # nobody apart
             proba[OTHERS] = 1.0 if i and _OTHERS.search(part) else 0.0
     # every clause's probabilities are of the same roles: each one's largest, found in C
-    most = dict(zip(roles[0], map(max, zip(*map(dict.values, roles))))) if roles else {}
-    return Attention(grams, norms, roles, most)
+    values = zip(*map(dict.values, roles), strict=True)
+    most = dict(zip(roles[0], map(max, values), strict=True)) if roles else {}
+    return Attention(tuple(grams), norms, roles, most)
 
 
 def _spread(attention: Attention, role: str) -> Iterator[tuple[str, int, float]]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from itertools import chain
 from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 
 from bot.classify.audience_model import attend
@@ -69,8 +69,9 @@ class Classifier:
         get, width = self._weights.get, self._width
         # Each clause's sums of its features' weights; the paragraph's continue from clause
         # to clause where its features are the clauses' (the same additions, in order).
-        totals, sums = [], [0.0] * (width + 2)
-        for cols in (list(zip(*filter(None, map(get, g)))) for g in clause_grams):
+        totals: list[list[float]] = []
+        sums = [0.0] * (width + 2)
+        for cols in (list(zip(*filter(None, map(get, g)), strict=True)) for g in clause_grams):
             totals.append(list(map(sum, cols[:width])) if cols else [0.0] * width)
             if cols and joined:
                 sums = list(map(sum, cols, sums))

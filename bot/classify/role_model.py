@@ -125,7 +125,9 @@ class RoleModel:
 def column_sums(rows: list[tuple[float, ...]], width: int) -> list[float]:
     """The sums of the first `width` columns of `rows`, each added in order (as `sum` adds
     it, so the same figures as a sum over the features one by one)."""
-    return list(map(sum, itertools.islice(zip(*rows), width))) if rows else [0.0] * width
+    if not rows:
+        return [0.0] * width
+    return list(map(sum, itertools.islice(zip(*rows, strict=True), width)))
 
 
 def _compact(weight: float) -> float | int:
