@@ -15,7 +15,7 @@ from pathlib import Path
 from bot.classify.audience_model import attend
 from bot.classify.audience_model import load_model as load_audience_model
 from bot.classify.role_model import blend as blend_roles
-from bot.classify.role_model import column_sums
+from bot.classify.role_model import TITLE_MARK, column_sums
 from bot.classify.role_model import load_model as load_role_model
 from bot.classify.rules import Rules
 from bot.classify.taxonomy import Taxonomy
@@ -48,7 +48,8 @@ class Classifier:
         # Each paragraph feature's role weights, then its packed verdict weights (zeros where
         # a model does not know it): one look-up a feature for both models.
         self._width = width = len(self._role_model.roles)
-        self._weights = {g: (*w, 0.0, 0.0) for g, w in self._role_model.weights.items()}
+        role_weights = self._role_model.weights.items()
+        self._weights = {g: (*w, 0.0, 0.0) for g, w in role_weights if g[:2] != TITLE_MARK}
         for g, w in self._model.weights.items():
             v = packed(w)
             self._weights[g] = (*self._weights.get(g, (0.0,) * width)[:width], v.real, v.imag)
@@ -66,20 +67,7 @@ class Classifier:
         title_text = normalise(title).lower()
         by_rules, fixed = self.rules.classify(title_text, display, text)
         parts, clause_grams, joined = read_clauses(text)
-        get, width = self._weights.get, self._width
-        # Each clause's sums of its features' weights; the paragraph's continue from clause
-        # to clause where its features are the clauses' (the same additions, in order).
-        totals: list[list[float]] = []
-        sums = [0.0] * (width + 2)
-        for cols in (list(zip(*filter(None, map(get, g)), strict=True)) for g in clause_grams):
-            totals.append(list(map(sum, cols[:width])) if cols else [0.0] * width)
-            if cols and joined:
-                sums = list(map(sum, cols, sums))
-        if joined:
-            grams = list(chain(*clause_grams))
-        else:
-            grams = features(text)
-            sums = column_sums(list(filter(None, map(get, grams))), width + 2)
+        grams, totals, sums = self.weigh(text, clause_grams, joined)
         squares = squared_counts(grams)
         proba = self._role_model.proba_of(title_text, grams, squares, sums)
         if self._role_filter is not None:
@@ -94,6 +82,23 @@ class Classifier:
             # only what differs from the main verdict, unless everyone else is told theirs
             told = {r: v for r, v in told.items() if v is not got.verdict}
         return got if told == got.role_verdicts else replace(got, role_verdicts=told)
+
+    def weigh(
+        self, text: str, clause_grams: list[list[str]], joined: bool
+    ) -> tuple[list[str], list[list[float]], list[float]]:
+        """The paragraph's features, each clause's sums of their role weights, and the
+        paragraph's sums of their role and packed verdict weights, given `read_clauses`."""
+        get, width = self._weights.get, self._width
+        totals: list[list[float]] = []
+        sums = [0.0] * (width + 2)
+        for cols in (list(zip(*filter(None, map(get, g)), strict=True)) for g in clause_grams):
+            totals.append(list(map(sum, cols[:width])) if cols else [0.0] * width)
+            if cols and joined:  # the paragraph's sums go on from clause to clause, in order
+                sums = list(map(sum, cols, sums))
+        if joined:
+            return list(chain(*clause_grams)), totals, sums
+        grams = features(text)
+        return grams, totals, column_sums(list(filter(None, map(get, grams))), width + 2)
 
     def classify_by_rules(self, title: str, paragraph: str) -> Classification:
         """The classification by the rules alone (for evaluation and explanations)."""
