@@ -9,17 +9,16 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import replace
-from itertools import chain
 from pathlib import Path
 
 from bot.classify.audience_model import attend
 from bot.classify.audience_model import load_model as load_audience_model
+from bot.classify.role_model import TITLE_MARK
 from bot.classify.role_model import blend as blend_roles
-from bot.classify.role_model import TITLE_MARK, column_sums
 from bot.classify.role_model import load_model as load_role_model
 from bot.classify.rules import Rules
 from bot.classify.taxonomy import Taxonomy
-from bot.classify.text import features, normalise, read_clauses, squared_counts
+from bot.classify.text import normalise, read_clauses, squared_counts
 from bot.classify.verdict_model import blend, load_model, packed
 from bot.domain import Classification
 
@@ -66,8 +65,8 @@ class Classifier:
         text = normalise(display).lower()
         title_text = normalise(title).lower()
         by_rules, fixed = self.rules.classify(title_text, display, text)
-        parts, clause_grams, joined = read_clauses(text)
-        grams, totals, sums = self.weigh(text, clause_grams, joined)
+        parts, clause_grams, paragraph = read_clauses(text)
+        grams, totals, sums = self.weigh(clause_grams, paragraph)
         squares = squared_counts(grams)
         proba = self._role_model.proba_of(title_text, grams, squares, sums)
         if self._role_filter is not None:
@@ -84,21 +83,25 @@ class Classifier:
         return got if told == got.role_verdicts else replace(got, role_verdicts=told)
 
     def weigh(
-        self, text: str, clause_grams: list[list[str]], joined: bool
+        self, clause_grams: list[list[str]], paragraph: list[int | list[str]]
     ) -> tuple[list[str], list[list[float]], list[float]]:
         """The paragraph's features, each clause's sums of their role weights, and the
         paragraph's sums of their role and packed verdict weights, given `read_clauses`."""
         get, width = self._weights.get, self._width
-        totals: list[list[float]] = []
+        cols = [list(zip(*filter(None, map(get, g)), strict=True)) for g in clause_grams]
+        totals = [list(map(sum, c[:width])) if c else [0.0] * width for c in cols]
+        grams: list[str] = []
         sums = [0.0] * (width + 2)
-        for cols in (list(zip(*filter(None, map(get, g)), strict=True)) for g in clause_grams):
-            totals.append(list(map(sum, cols[:width])) if cols else [0.0] * width)
-            if cols and joined:  # the paragraph's sums go on from clause to clause, in order
-                sums = list(map(sum, cols, sums))
-        if joined:
-            return list(chain(*clause_grams)), totals, sums
-        grams = features(text)
-        return grams, totals, column_sums(list(filter(None, map(get, grams))), width + 2)
+        for piece in paragraph:  # the paragraph's sums go on from piece to piece, in order
+            if isinstance(piece, int):
+                grams += clause_grams[piece]
+                piece_cols = cols[piece]
+            else:
+                grams += piece
+                piece_cols = list(zip(*filter(None, map(get, piece)), strict=True))
+            if piece_cols:
+                sums = list(map(sum, piece_cols, sums))
+        return grams, totals, sums
 
     def classify_by_rules(self, title: str, paragraph: str) -> Classification:
         """The classification by the rules alone (for evaluation and explanations)."""

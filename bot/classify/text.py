@@ -85,25 +85,35 @@ def clauses(text: str) -> list[str]:
 _CLAUSE_PIECES = re.compile(f"({MODEL_CLAUSE_END.pattern})")  # the clauses and their ends
 
 
-def read_clauses(text: str) -> tuple[list[str], list[list[str]], bool]:
-    """The `clauses` of a normalised, lower-cased paragraph, the `features` of each, and
-    whether the paragraph's are theirs joined. They are not where a contrast word ends a
-    clause (a word or characters of the paragraph), where a clause has no features, or
-    where an end that is no punctuation token ("。", a dash, a newline) stands between two
+def read_clauses(text: str) -> tuple[list[str], list[list[str]], list[int | list[str]]]:
+    """The `clauses` of a normalised, lower-cased paragraph, the `features` of each, and the
+    paragraph's features as pieces in order: a clause's (its index) or those of a stretch
+    between punctuation tokens whose clauses' features joined are not the stretch's: where a
+    contrast word ends a clause (a word or characters of the paragraph), a clause has none,
+    or an end that is no punctuation token ("。", a dash, a newline) stands between two
     English words (the paragraph pairs them)."""
-    pieces = _CLAUSE_PIECES.split(text)
-    parts, grams = pieces[::2], []
-    joined, english = True, False  # english: the paragraph so far ends with an English word
-    for end, part in zip([",", *pieces[1::2]], parts, strict=True):
-        if end in ",;:!?" or end[0] == ".":
-            english = False  # a punctuation token: no pair across it
-        elif end[0] != "。" and not end[0].isspace():
-            joined = False
-        if part.strip():
-            grams.append(got := features(part))
+    parts: list[str] = []
+    grams: list[list[str]] = []
+    paragraph: list[int | list[str]] = []
+    stretch: list[int] = []
+    start = at = 0
+    joined, english = True, False  # english: the stretch so far ends with an English word
+    for i, piece in enumerate(_CLAUSE_PIECES.split(text)):
+        if i % 2 and (piece in ",;:!?" or piece[0] == "."):  # a punctuation token
+            paragraph += stretch if joined else [features(text[start:at])]
+            stretch, start, joined, english = [], at + len(piece), True, False
+        elif i % 2:
+            joined = joined and (piece[0] == "。" or piece[0].isspace())
+        elif piece.strip():
+            got = features(piece)
             joined = joined and bool(got) and not (english and got[0][-1] < "\u3400")
             english = bool(got) and got[-1][-1] < "\u3400"
-    return [c for c in parts if c.strip()], grams, joined
+            stretch.append(len(grams))
+            parts.append(piece)
+            grams.append(got)
+        at += len(piece)
+    paragraph += stretch if joined else [features(text[start:])]
+    return parts, grams, paragraph
 
 
 # --------------------------------------------------------------------------- negators

@@ -125,7 +125,7 @@ def phases(classifier: Classifier, notes: list[tuple[str, str]], rounds: int) ->
     texts = [(normalise(t).lower(), p.strip(), normalise(p.strip()).lower()) for t, p in notes]
     rules = [classifier.rules.classify(*note)[0] for note in texts]
     read = [read_clauses(text) for _, _, text in texts]
-    weighed = [classifier.weigh(t[2], r[1], r[2]) for t, r in zip(texts, read, strict=True)]
+    weighed = [classifier.weigh(r[1], r[2]) for t, r in zip(texts, read, strict=True)]
     squares = [squared_counts(grams) for grams, _, _ in weighed]
     role_model, audience = classifier._role_model, classifier._audience
     attention = [
@@ -135,7 +135,7 @@ def phases(classifier: Classifier, notes: list[tuple[str, str]], rounds: int) ->
     parts: dict[str, Callable[[int], object]] = {
         "rules": lambda i: classifier.rules.classify(*texts[i]),
         "clauses and their features": lambda i: read_clauses(texts[i][2]),
-        "weight sums": lambda i: classifier.weigh(texts[i][2], read[i][1], read[i][2]),
+        "weight sums": lambda i: classifier.weigh(read[i][1], read[i][2]),
         "role model": lambda i: role_model.proba_of(
             texts[i][0], weighed[i][0], squares[i], weighed[i][2]
         ),
