@@ -65,8 +65,8 @@ class Classifier:
         text = normalise(display).lower()
         title_text = normalise(title).lower()
         by_rules, fixed = self.rules.classify(title_text, display, text)
-        parts, clause_grams, paragraph = read_clauses(text)
-        grams, totals, sums = self.weigh(clause_grams, paragraph)
+        parts, clause_grams, pieces = read_clauses(text)
+        grams, totals, sums = self.weigh(clause_grams, pieces)
         squares = squared_counts(grams)
         proba = self._role_model.proba_of(title_text, grams, squares, sums)
         if self._role_filter is not None:
@@ -83,16 +83,18 @@ class Classifier:
         return got if told == got.role_verdicts else replace(got, role_verdicts=told)
 
     def weigh(
-        self, clause_grams: list[list[str]], paragraph: list[int | list[str]]
+        self, clause_grams: list[list[str]], pieces: list[int | list[str]]
     ) -> tuple[list[str], list[list[float]], list[float]]:
         """The paragraph's features, each clause's sums of their role weights, and the
         paragraph's sums of their role and packed verdict weights, given `read_clauses`."""
         get, width = self._weights.get, self._width
         cols = [list(zip(*filter(None, map(get, g)), strict=True)) for g in clause_grams]
-        totals = [list(map(sum, c[:width])) if c else [0.0] * width for c in cols]
+        totals: list[list[float]] = [
+            list(map(sum, c[:width])) if c else [0.0] * width for c in cols
+        ]
         grams: list[str] = []
         sums = [0.0] * (width + 2)
-        for piece in paragraph:  # the paragraph's sums go on from piece to piece, in order
+        for piece in pieces:  # the paragraph's sums go on from piece to piece, in order
             if isinstance(piece, int):
                 grams += clause_grams[piece]
                 piece_cols = cols[piece]
