@@ -23,7 +23,6 @@ were chosen on the validation sets.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import re
 from collections.abc import Callable, Collection, Iterator
@@ -162,29 +161,30 @@ class AudienceModel(VerdictWeights):
     KIND: ClassVar[str] = "audience"
 
     @functools.cached_property
-    def _by_mark(self) -> dict[str, dict[str, complex]]:
-        """Per mark, each feature's `packed` weights."""
-        out: dict[str, dict[str, complex]] = {m: {} for m in MARKS}
+    def _by_gram(self) -> dict[str, tuple[float, ...]]:
+        """Each feature's `packed` weights under each of MARKS, as (real, imaginary) pairs
+        (zeros under a mark it has none): one look-up a feature for all three."""
+        pairs: dict[str, list[float]] = {}
         for key, w in self.weights.items():
-            if key[:2] in out:
-                out[key[:2]][key[2:]] = packed(w)
-        return out
+            if key[:2] in MARKS:
+                at, v = 2 * MARKS.index(key[:2]), packed(w)
+                pairs.setdefault(key[2:], [0.0] * 2 * len(MARKS))[at : at + 2] = v.real, v.imag
+        return {g: tuple(p) for g, p in pairs.items()}
 
     def reader(self, attention: Attention) -> Callable[[str], dict[Verdict, float]]:
-        """`proba` of each role of one note, each clause's sum found once, when a role first
+        """`proba` of each role of one note, each clause's sums found once, when a role first
         weighs that clause: the same figures as `row_proba(pair_features(attention, role))`,
         faster."""
-        tables = self._by_mark
-        # (mark, clause) -> the clause's l2-normalised sum under that mark
-        sums: dict[tuple[str, int], complex] = {}
+        get = self._by_gram.get
+        sums: dict[int, list[float]] = {}  # clause -> its sums, in `_by_gram` order
 
         def clause_sum(mark: str, i: int) -> complex:
-            found = sums.get((mark, i))
+            found = sums.get(i)
             if found is None:
-                grams = attention.grams[i]
-                found = sum(map(tables[mark].get, grams, itertools.repeat(0j)), 0j)
-                found = sums[mark, i] = found / attention.norms[i]
-            return found
+                rows = list(filter(None, map(get, attention.grams[i])))
+                found = sums[i] = list(map(sum, zip(*rows, strict=True))) or [0.0] * 2 * len(MARKS)
+            at = 2 * MARKS.index(mark)
+            return complex(found[at], found[at + 1]) / attention.norms[i]
 
         most_w = packed(self.weights.get(MOST, (0.0, 0.0, 0.0)))
 
