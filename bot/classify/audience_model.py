@@ -54,8 +54,7 @@ _EVEN_TAIL = re.compile(r"\s*[也都亦]")
 # Everyone else, read like one more group: the clauses that speak of the rest of the readers
 # ("everyone else", "the rest of us", "其他人", "其余读者") take its share.
 OTHERS = "*others"
-# Every alternative starts with a character ("e(?<!\we)" is "\be"), so the scan rejects most
-# positions at once.
+# (every alternative starts with a character, "e(?<!\we)" being "\be": a fast scan)
 _OTHERS = re.compile(
     r"e(?<!\we)(?:veryone|verybody)\s+else\b|a(?<!\wa)(?:nyone|nybody)\s+else\b"
     r"|n(?<!\wn)(?:o\s?one|o-one|obody)\s+else\b"
@@ -101,8 +100,8 @@ def attend(
     clauses, their features (`read_clauses`) and the `column_sums` of their role weights."""
     if read is None:
         parts, grams = read_clauses(text)[:2]
-        width = len(role_model.roles)
-        read = parts, grams, [column_sums(role_model.rows(g), width) for g in grams]
+        rows = (list(filter(None, map(role_model.weights.get, g))) for g in grams)
+        read = parts, grams, [column_sums(r, len(role_model.roles)) for r in rows]
     parts, grams, totals = read
     norms = tuple([math.sqrt(s) or 1.0 for s in map(squared_counts, grams)])
     roles = tuple(map(role_model.proba_of_totals, totals, norms))

@@ -79,16 +79,13 @@ class RoleModel:
         # times its count in the title
         squares = paragraph_squares + T.title_repeat**2 * squared_counts(title_grams)
         if totals is None:
-            totals = column_sums(self.rows(paragraph_grams), len(self.roles))
+            rows = list(filter(None, map(self.weights.get, paragraph_grams)))
+            totals = column_sums(rows, len(self.roles))
         # the title's weights added on to the paragraph's, in `note_features` order
         rows = list(filter(None, map(self._title_weights.get, title_grams))) * T.title_repeat
         if rows:
             totals = list(map(sum, zip(*rows, strict=True), totals))
         return self.proba_of_totals(totals, math.sqrt(squares) or 1.0)
-
-    def rows(self, grams: list[str]) -> list[tuple[float, ...]]:
-        """The weights of each of `grams` the model knows, in order."""
-        return list(filter(None, map(self.weights.get, grams)))
 
     def proba_of_totals(self, totals: list[float], norm: float) -> dict[str, float]:
         """Each role's probability given the `column_sums` of a note's (or clause's) weights

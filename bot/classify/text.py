@@ -87,11 +87,9 @@ _CLAUSE_PIECES = re.compile(f"({MODEL_CLAUSE_END.pattern})")  # the clauses and 
 
 def read_clauses(text: str) -> tuple[list[str], list[list[str]], list[int | list[str]]]:
     """The `clauses` of a normalised, lower-cased paragraph, the `features` of each, and the
-    paragraph's features as pieces in order: a clause's (its index) or those of a stretch
-    between punctuation tokens whose clauses' features joined are not the stretch's: where a
-    contrast word ends a clause (a word or characters of the paragraph), a clause has none,
-    or an end that is no punctuation token ("。", a dash, a newline) stands between two
-    English words (the paragraph pairs them)."""
+    paragraph's in pieces: a clause's (its index), or a stretch's between punctuation tokens
+    where its clauses' joined differ (at a contrast word, a clause without features, or "。",
+    a dash or a newline between two English words, which the paragraph pairs)."""
     parts: list[str] = []
     grams: list[list[str]] = []
     paragraph: list[int | list[str]] = []
