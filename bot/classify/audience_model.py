@@ -23,7 +23,6 @@ were chosen on the validation sets.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import re
 from collections.abc import Callable, Collection, Iterator
@@ -32,9 +31,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from bot.classify.cues import EVEN
-from bot.classify.role_model import RoleModel
+from bot.classify.role_model import RoleModel, column_sums
 from bot.classify.settings import THRESHOLDS as T
-from bot.classify.text import clauses, features, squared_counts
+from bot.classify.text import read_clauses, squared_counts
 from bot.classify.verdict_model import VerdictWeights, packed
 from bot.domain import Classification, Verdict
 
@@ -55,12 +54,14 @@ _EVEN_TAIL = re.compile(r"\s*[也都亦]")
 # Everyone else, read like one more group: the clauses that speak of the rest of the readers
 # ("everyone else", "the rest of us", "其他人", "其余读者") take its share.
 OTHERS = "*others"
+# (every alternative starts with a character, "e(?<!\we)" being "\be": a fast scan)
 _OTHERS = re.compile(
-    r"\b(?:everyone|everybody|anyone|anybody|no\s?one|no-one|nobody)\s+else\b"
-    r"|\bthe\s+rest\s+of\s+(?:us|you|them|the\s+(?:team|org|company|group|readers))\b"
-    r"|\bthe\s+rest\b(?!\s+of\b)|\bothers\b|\ball\s+other\b"
-    r"|\bother\s+(?:readers|teams?|folks|people|groups|engineers|platforms?)\b"
-    r"|\bmost\s+(?:people|readers|folks|engineers|of\s+us|of\s+you|of\s+the\s+team)\b"
+    r"e(?<!\we)(?:veryone|verybody)\s+else\b|a(?<!\wa)(?:nyone|nybody)\s+else\b"
+    r"|n(?<!\wn)(?:o\s?one|o-one|obody)\s+else\b"
+    r"|t(?<!\wt)he\s+rest\s+of\s+(?:us|you|them|the\s+(?:team|org|company|group|readers))\b"
+    r"|t(?<!\wt)he\s+rest\b(?!\s+of\b)|o(?<!\wo)thers\b|a(?<!\wa)ll\s+other\b"
+    r"|o(?<!\wo)ther\s+(?:readers|teams?|folks|people|groups|engineers|platforms?)\b"
+    r"|m(?<!\wm)ost\s+(?:people|readers|folks|engineers|of\s+us|of\s+you|of\s+the\s+team)\b"
     r"|其[他它余](?:的)?(?:人|同学|读者|团队|方向|组|各位|朋友|同事|平台|工程师)"
     r"|别的(?:人|组|团队|同学|方向)|别人|剩下的(?:人|同学)|大多数人|多数人|大部分人|旁人"
 )
@@ -90,16 +91,26 @@ class Attention:
         return [w if (w := share / total) >= T.min_share else 0.0 for share in shares]
 
 
-def attend(text: str, role_model: RoleModel) -> Attention:
-    """Read a normalised, lower-cased paragraph clause by clause."""
-    parts = clauses(text)
-    grams = tuple(map(features, parts))
-    sqrt = math.sqrt
-    norms = tuple([sqrt(squared_counts(g)) or 1.0 for g in grams])
-    roles = tuple(map(role_model.proba_of_paragraph, grams, norms))
+def attend(
+    text: str,
+    role_model: RoleModel,
+    read: tuple[list[str], list[list[str]], list[list[float]]] | None = None,
+) -> Attention:
+    """Read a normalised, lower-cased paragraph clause by clause, given (if known) its
+    clauses, their features (`read_clauses`) and the `column_sums` of their role weights."""
+    if read is None:
+        parts, grams = read_clauses(text)[:2]
+        rows = (list(filter(None, map(role_model.weights.get, g))) for g in grams)
+        read = parts, grams, [column_sums(r, len(role_model.roles)) for r in rows]
+    parts, grams, totals = read
+    norms = tuple([math.sqrt(s) or 1.0 for s in map(squared_counts, grams)])
+    roles = tuple(map(role_model.proba_of_totals, totals, norms))
     others = _OTHERS.search(text) is not None
     even = False
+    # (most notes have no clause that speaks of everyone else or stands for everyone)
     for i, (part, proba) in enumerate(zip(parts, roles, strict=True)):
+        if not others and not even and not any(map(EVEN.match, parts[i:])):
+            break
         # "even ROCm build maintainers only need the summary", "即便是维护构建的同学，也只需…":
         # the closest readers stand for everyone, so the clause (and the "也" clause that
         # finishes it) names no group of its own
@@ -110,7 +121,10 @@ def attend(text: str, role_model: RoleModel) -> Attention:
             # "else" needs someone named first: a note that opens with everyone else sets
             # nobody apart
             proba[OTHERS] = 1.0 if i and _OTHERS.search(part) else 0.0
-    return Attention(grams, norms, roles)
+    # every clause's probabilities are of the same roles: each one's largest, found in C
+    values = zip(*map(dict.values, roles), strict=True)
+    most = dict(zip(roles[0], map(max, values), strict=True)) if roles else {}
+    return Attention(tuple(grams), norms, roles, most)
 
 
 def _spread(attention: Attention, role: str) -> Iterator[tuple[str, int, float]]:
@@ -146,29 +160,30 @@ class AudienceModel(VerdictWeights):
     KIND: ClassVar[str] = "audience"
 
     @functools.cached_property
-    def _packed(self) -> dict[str, dict[str, complex]]:
-        """Per mark, each feature's `packed` weights."""
-        out: dict[str, dict[str, complex]] = {m: {} for m in MARKS}
+    def _by_gram(self) -> dict[str, tuple[float, ...]]:
+        """Each feature's `packed` weights under each of MARKS, as (real, imaginary) pairs
+        (zeros under a mark it has none): one look-up a feature for all three."""
+        pairs: dict[str, list[float]] = {}
         for key, w in self.weights.items():
-            if key[:2] in out:
-                out[key[:2]][key[2:]] = packed(w)
-        return out
+            if key[:2] in MARKS:
+                at, v = 2 * MARKS.index(key[:2]), packed(w)
+                pairs.setdefault(key[2:], [0.0] * 2 * len(MARKS))[at : at + 2] = v.real, v.imag
+        return {g: tuple(p) for g, p in pairs.items()}
 
     def reader(self, attention: Attention) -> Callable[[str], dict[Verdict, float]]:
-        """`proba` of each role of one note, each clause's sum found once, when a role first
+        """`proba` of each role of one note, each clause's sums found once, when a role first
         weighs that clause: the same figures as `row_proba(pair_features(attention, role))`,
         faster."""
-        tables = self._packed
-        # (mark, clause) -> the clause's l2-normalised sum under that mark
-        sums: dict[tuple[str, int], complex] = {}
+        get = self._by_gram.get
+        sums: dict[int, list[float]] = {}  # clause -> its sums, in `_by_gram` order
 
         def clause_sum(mark: str, i: int) -> complex:
-            found = sums.get((mark, i))
+            found = sums.get(i)
             if found is None:
-                grams = attention.grams[i]
-                found = sum(map(tables[mark].get, grams, itertools.repeat(0j)), 0j)
-                found = sums[mark, i] = found / attention.norms[i]
-            return found
+                rows = list(filter(None, map(get, attention.grams[i])))
+                found = sums[i] = list(map(sum, zip(*rows, strict=True))) or [0.0] * 2 * len(MARKS)
+            at = 2 * MARKS.index(mark)
+            return complex(found[at], found[at + 1]) / attention.norms[i]
 
         most_w = packed(self.weights.get(MOST, (0.0, 0.0, 0.0)))
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 from bot.classify.audience_model import AudienceModel, attend
 from bot.classify.audience_model import load_model as load_audience_model
-from bot.classify.role_model import RoleModel
+from bot.classify.role_model import TITLE_MARK, RoleModel
 from bot.classify.role_model import blend as blend_roles
 from bot.classify.role_model import load_model as load_role_model
 from bot.classify.rules import Rules
 from bot.classify.taxonomy import Taxonomy
-from bot.classify.text import features, normalise, squared_counts
-from bot.classify.verdict_model import VerdictModel, blend, load_model
+from bot.classify.text import normalise, read_clauses, squared_counts
+from bot.classify.verdict_model import VerdictModel, blend, load_model, packed
 from bot.domain import Classification
 
 __all__ = [
@@ -53,6 +53,14 @@ class Classifier:
         self._model = verdicts
         self._role_model = roles
         self._audience = (audience or load_audience_model()) if audience_model else None
+        # Each paragraph feature's role weights, then its packed verdict weights (zeros where
+        # a model does not know it): one look-up a feature for both models.
+        self._width = width = len(self._role_model.roles)
+        role_weights = self._role_model.weights.items()
+        self._weights = {g: (*w, 0.0, 0.0) for g, w in role_weights if g[:2] != TITLE_MARK}
+        for g, w in self._model.weights.items():
+            v = packed(w)
+            self._weights[g] = (*self._weights.get(g, (0.0,) * width)[:width], v.real, v.imag)
         # the roles the audience model may give a verdict of their own
         self._split_roles = tuple(r for r in self._role_model.roles if r in self.slugs)
         # A team's own roles are the rules' alone; the model speaks only for roles it knows.
@@ -66,20 +74,45 @@ class Classifier:
         text = normalise(display).lower()
         title_text = normalise(title).lower()
         by_rules, fixed = self.rules.classify(title_text, display, text)
-        grams = features(text)
+        parts, clause_grams, pieces = read_clauses(text)
+        grams, totals, sums = self.weigh(clause_grams, pieces)
         squares = squared_counts(grams)
-        proba = self._role_model.proba_of(title_text, grams, squares)
+        proba = self._role_model.proba_of(title_text, grams, squares, sums)
         if self._role_filter is not None:
             proba = {r: p for r, p in proba.items() if r in self._role_filter}
         roles = blend_roles(by_rules, proba, fixed)
-        got = blend(roles, self._model.proba_of(grams, squares))
+        got = blend(roles, self._model.proba_of(grams, squares, complex(sums[-2], sums[-1])))
         if self._audience is not None:
-            got = self._audience.refine(got, attend(text, self._role_model), self._split_roles)
+            attention = attend(text, self._role_model, (parts, clause_grams, totals))
+            got = self._audience.refine(got, attention, self._split_roles)
         told = got.role_verdicts
         if len(told) < len(self.slugs) or all(v is got.verdict for v in told.values()):
             # only what differs from the main verdict, unless everyone else is told theirs
             told = {r: v for r, v in told.items() if v is not got.verdict}
         return got if told == got.role_verdicts else replace(got, role_verdicts=told)
+
+    def weigh(
+        self, clause_grams: list[list[str]], pieces: list[int | list[str]]
+    ) -> tuple[list[str], list[list[float]], list[float]]:
+        """The paragraph's features, each clause's sums of their role weights, and the
+        paragraph's sums of their role and packed verdict weights, given `read_clauses`."""
+        get, width = self._weights.get, self._width
+        cols = [list(zip(*filter(None, map(get, g)), strict=True)) for g in clause_grams]
+        totals: list[list[float]] = [
+            list(map(sum, c[:width])) if c else [0.0] * width for c in cols
+        ]
+        grams: list[str] = []
+        sums = [0.0] * (width + 2)
+        for piece in pieces:  # the paragraph's sums go on from piece to piece, in order
+            if isinstance(piece, int):
+                grams += clause_grams[piece]
+                piece_cols = cols[piece]
+            else:
+                grams += piece
+                piece_cols = list(zip(*filter(None, map(get, piece)), strict=True))
+            if piece_cols:
+                sums = list(map(sum, piece_cols, sums))
+        return grams, totals, sums
 
     def classify_by_rules(self, title: str, paragraph: str) -> Classification:
         """The classification by the rules alone (for evaluation and explanations)."""

@@ -29,7 +29,7 @@ from bot.classify.settings import THRESHOLDS as T
 from bot.classify.text import features, squared_counts
 from bot.domain import Classification, Verdict
 
-__all__ = ["MODEL_PATH", "RoleModel", "blend", "load_model", "note_features"]
+__all__ = ["MODEL_PATH", "RoleModel", "blend", "column_sums", "load_model", "note_features"]
 
 MODEL_PATH = Path(__file__).parent / "data" / "role_model.json"
 FORMAT = 1
@@ -63,31 +63,33 @@ class RoleModel:
         return {g[size:]: w for g, w in self.weights.items() if g.startswith(TITLE_MARK)}
 
     def proba_of(
-        self, title: str, paragraph_grams: list[str], paragraph_squares: int | None = None
+        self,
+        title: str,
+        paragraph_grams: list[str],
+        paragraph_squares: int | None = None,
+        totals: list[float] | None = None,
     ) -> dict[str, float]:
         """`proba` given the paragraph's `features` (computed once for both models) and, if
-        known, their `squared_counts`: the `note_features` without building them."""
+        known, their `squared_counts` and the `column_sums` of their weights: the
+        `note_features` without building them."""
         title_grams = features(title)
         if paragraph_squares is None:
             paragraph_squares = squared_counts(paragraph_grams)
         # a marked title feature never looks like a paragraph one, and counts T.title_repeat
         # times its count in the title
         squares = paragraph_squares + T.title_repeat**2 * squared_counts(title_grams)
-        norm = math.sqrt(squares) or 1.0
-        # Each feature's weight tuple, found in C, in `note_features` order; the columns
-        # summed in C.
-        rows = list(filter(None, map(self.weights.get, paragraph_grams)))
-        rows += list(filter(None, map(self._title_weights.get, title_grams))) * T.title_repeat
-        return self._proba_of_rows(rows, norm)
+        if totals is None:
+            rows = list(filter(None, map(self.weights.get, paragraph_grams)))
+            totals = column_sums(rows, len(self.roles))
+        # the title's weights added on to the paragraph's, in `note_features` order
+        rows = list(filter(None, map(self._title_weights.get, title_grams))) * T.title_repeat
+        if rows:
+            totals = list(map(sum, zip(*rows, strict=True), totals))
+        return self.proba_of_totals(totals, math.sqrt(squares) or 1.0)
 
-    def proba_of_paragraph(self, grams: list[str], norm: float) -> dict[str, float]:
-        """`proba_of` a paragraph (or clause) without a title, given the l2 norm of its
-        feature counts: the same figures, for many clauses of one note."""
-        return self._proba_of_rows(list(filter(None, map(self.weights.get, grams))), norm)
-
-    def _proba_of_rows(self, rows: list[tuple[float, ...]], norm: float) -> dict[str, float]:
-        """Each role's probability given the weight rows of a note's features, in order."""
-        totals = map(sum, zip(*rows, strict=True)) if rows else itertools.repeat(0.0)
+    def proba_of_totals(self, totals: list[float], norm: float) -> dict[str, float]:
+        """Each role's probability given the `column_sums` of a note's (or clause's) weights
+        and the l2 norm of its feature counts (extra columns are not read)."""
         exp = math.exp
         return {
             role: 1.0 / (1.0 + exp(-(b + total / norm)))
@@ -115,6 +117,14 @@ class RoleModel:
             raise ValueError("role model: every feature needs one weight per role")
         intercept = tuple(float(x) for x in body["intercept"])
         return cls(roles=roles, intercept=intercept, weights=weights)
+
+
+def column_sums(rows: list[tuple[float, ...]], width: int) -> list[float]:
+    """The sums of the first `width` columns of `rows`, each added in order (as `sum` adds
+    it, so the same figures as a sum over the features one by one)."""
+    if not rows:
+        return [0.0] * width
+    return list(map(sum, itertools.islice(zip(*rows, strict=True), width)))
 
 
 def _compact(weight: float) -> float | int:

@@ -82,6 +82,38 @@ def clauses(text: str) -> list[str]:
     return [c for c in MODEL_CLAUSE_END.split(text) if c.strip()]
 
 
+_CLAUSE_PIECES = re.compile(f"({MODEL_CLAUSE_END.pattern})")  # the clauses and their ends
+
+
+def read_clauses(text: str) -> tuple[list[str], list[list[str]], list[int | list[str]]]:
+    """The `clauses` of a normalised, lower-cased paragraph, the `features` of each, and the
+    paragraph's in pieces: a clause's (its index), or a stretch's between punctuation tokens
+    where its clauses' joined differ (at a contrast word, a clause without features, or "。",
+    a dash or a newline between two English words, which the paragraph pairs)."""
+    parts: list[str] = []
+    grams: list[list[str]] = []
+    paragraph: list[int | list[str]] = []
+    stretch: list[int] = []
+    start = at = 0
+    joined, english = True, False  # english: the stretch so far ends with an English word
+    for i, piece in enumerate(_CLAUSE_PIECES.split(text)):
+        if i % 2 and (piece in ",;:!?" or piece[0] == "."):  # a punctuation token
+            paragraph += stretch if joined else [features(text[start:at])]
+            stretch, start, joined, english = [], at + len(piece), True, False
+        elif i % 2:
+            joined = joined and (piece[0] == "。" or piece[0].isspace())
+        elif piece.strip():
+            got = features(piece)
+            joined = joined and bool(got) and not (english and got[0][-1] < "\u3400")
+            english = bool(got) and got[-1][-1] < "\u3400"
+            stretch.append(len(grams))
+            parts.append(piece)
+            grams.append(got)
+        at += len(piece)
+    paragraph += stretch if joined else [features(text[start:])]
+    return parts, grams, paragraph
+
+
 # --------------------------------------------------------------------------- negators
 
 # Negators, scoped to the few words before a cue inside its clause. Words that only look
@@ -197,10 +229,10 @@ def features(text: str) -> list[str]:
     append, extend = grams.append, grams.extend
     previous = ""
     scope = 0
+    negated_zh = _NEGATOR_ZH.search(text) is not None
     for token in _TOKEN.findall(text):
-        first = token[0]
-        if first >= "\u3400":
-            if _NEGATOR_ZH.search(token):
+        if token >= "\u3400":  # a run of Chinese characters
+            if negated_zh and _NEGATOR_ZH.search(token):
                 marks = _negated_from(token)
                 extend(
                     "!" + token[i : i + 2] if marks[i] else token[i : i + 2]
@@ -209,7 +241,7 @@ def features(text: str) -> list[str]:
             else:
                 extend(map(operator.add, token, token[1:]))  # its character pairs
             previous, scope = "", 0
-        elif first < "a":  # punctuation
+        elif token < "a":  # punctuation
             previous, scope = "", 0
         else:
             word = token
@@ -219,7 +251,7 @@ def features(text: str) -> list[str]:
                 scope = _SCOPE_EN
             append(word)
             if previous:
-                append(previous + " " + word)
+                append(f"{previous} {word}")
             previous = word
     return grams
 

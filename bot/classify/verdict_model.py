@@ -83,13 +83,17 @@ class VerdictWeights:
         whole = sum(exps)
         return {v: e / whole for v, e in zip(self.classes, exps, strict=True)}
 
+    @functools.cached_property
+    def _packed(self) -> dict[str, complex]:
+        return {g: packed(w) for g, w in self.weights.items()}
+
     def row_proba(self, row: dict[str, float]) -> dict[Verdict, float]:
         """The probability of each verdict for a row of named feature values."""
         total = 0j
         for key, value in row.items():
-            w = self.weights.get(key)
+            w = self._packed.get(key)
             if w is not None:
-                total += value * packed(w)
+                total += value * w
         return self.softmax(total)
 
     def to_json(self) -> str:
@@ -117,22 +121,21 @@ class VerdictWeights:
 class VerdictModel(VerdictWeights):
     """The verdict of a whole note, over its l2-normalised feature counts."""
 
-    @functools.cached_property
-    def _packed(self) -> dict[str, complex]:
-        return {g: packed(w) for g, w in self.weights.items()}
-
     def proba(self, text: str) -> Reading:
         """The probability of each verdict for a normalised, lower-cased paragraph."""
         return self.proba_of(features(text))
 
-    def proba_of(self, grams: list[str], squares: int | None = None) -> Reading:
+    def proba_of(
+        self, grams: list[str], squares: int | None = None, total: complex | None = None
+    ) -> Reading:
         """`proba` of a paragraph given its `features` (computed once for both models) and,
-        if known, their `squared_counts`."""
+        if known, their `squared_counts` and the sum of their `packed` weights."""
         if squares is None:
             squares = squared_counts(grams)
+        if total is None:
+            total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j)
         norm = math.sqrt(squares) or 1.0
-        total = sum(map(self._packed.get, grams, itertools.repeat(0j)), 0j) / norm
-        return Reading(self.softmax(total), short=len(grams) < T.short_features)
+        return Reading(self.softmax(total / norm), short=len(grams) < T.short_features)
 
 
 @functools.cache

@@ -11,8 +11,8 @@ and a child process classifying the same notes with the other, and the ratio of 
 medians is printed, so that the load of a shared machine weighs on both alike.
 
 --phases also times each part of a classification on its own (CPU µs/note, median over
-the rounds): the rules, the paragraph's features, the role model, the verdict model, the
-audience model's clause reading and its verdicts.
+the rounds): the rules, the clauses and their features, the sums of their weights, the role
+model, the verdict model, the audience model's clause reading and its verdicts.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 from bot.classify import Classifier, build_classifier
 from bot.classify.audience_model import attend
 from bot.classify.taxonomy import load_taxonomy
-from bot.classify.text import features, normalise
+from bot.classify.text import normalise, read_clauses, squared_counts
 from tests.bench.corpus import base_notes
 
 
@@ -123,16 +123,28 @@ def against(
 def phases(classifier: Classifier, notes: list[tuple[str, str]], rounds: int) -> dict[str, float]:
     """Each part of `Classifier.classify` timed on its own, over the same notes."""
     texts = [(normalise(t).lower(), p.strip(), normalise(p.strip()).lower()) for t, p in notes]
-    grams = [features(text) for _, _, text in texts]
     rules = [classifier.rules.classify(*note)[0] for note in texts]
+    read = [read_clauses(text) for _, _, text in texts]
+    weighed = [classifier.weigh(r[1], r[2]) for t, r in zip(texts, read, strict=True)]
+    squares = [squared_counts(grams) for grams, _, _ in weighed]
     role_model, audience = classifier._role_model, classifier._audience
-    attention = [attend(text, role_model) for _, _, text in texts]
+    attention = [
+        attend(t[2], role_model, (r[0], r[1], w[1]))
+        for t, r, w in zip(texts, read, weighed, strict=True)
+    ]
     parts: dict[str, Callable[[int], object]] = {
         "rules": lambda i: classifier.rules.classify(*texts[i]),
-        "paragraph features": lambda i: features(texts[i][2]),
-        "role model": lambda i: role_model.proba_of(texts[i][0], grams[i]),
-        "verdict model": lambda i: classifier._model.proba_of(grams[i]),
-        "audience: clause reading": lambda i: attend(texts[i][2], role_model),
+        "clauses and their features": lambda i: read_clauses(texts[i][2]),
+        "weight sums": lambda i: classifier.weigh(read[i][1], read[i][2]),
+        "role model": lambda i: role_model.proba_of(
+            texts[i][0], weighed[i][0], squares[i], weighed[i][2]
+        ),
+        "verdict model": lambda i: classifier._model.proba_of(
+            weighed[i][0], squares[i], complex(weighed[i][2][-2], weighed[i][2][-1])
+        ),
+        "audience: clause reading": lambda i: attend(
+            texts[i][2], role_model, (read[i][0], read[i][1], weighed[i][1])
+        ),
     }
     if audience is not None:
         split = classifier._split_roles

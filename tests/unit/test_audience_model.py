@@ -20,7 +20,7 @@ from bot.classify.audience_model import (
 from bot.classify.role_model import load_model as load_role_model
 from bot.classify.settings import THRESHOLDS
 from bot.classify.taxonomy import load_taxonomy
-from bot.classify.text import clauses, normalise
+from bot.classify.text import clauses, features, normalise, read_clauses
 from bot.classify.train.audiences import main as train_main
 from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import DEV_SETS, VALIDATION_SETS, load_set, verdict_right
@@ -267,3 +267,39 @@ _PLAIN_CLAUSE_END = re.compile(
 def test_clause_ends_are_the_plain_word_edged_ends(parts: list[str]) -> None:
     text = "".join(parts)
     assert clauses(text) == [c for c in _PLAIN_CLAUSE_END.split(text) if c.strip()]
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *"ab1 .,;:!?()'\n-—。，但是不过x精读不值得",
+                "but",
+                " - ",
+                "not ",
+                "worth",
+                "不仅",
+                "v0.6",
+            ]
+        ),
+        max_size=20,
+    )
+)
+def test_read_clauses_gives_each_clause_and_the_paragraph_their_own_features(
+    parts: list[str],
+) -> None:
+    text = "".join(parts)
+    found, grams, pieces = read_clauses(text)
+    assert found == clauses(text)
+    assert grams == [features(c) for c in found]
+    joined = [g for p in pieces for g in (grams[p] if isinstance(p, int) else p)]
+    assert joined == features(text)
+
+
+def test_the_clauses_of_a_plain_note_are_its_pieces() -> None:
+    text = _text("Kernel authors read it all; the quant folks skim. 其他人：跳过。完成")
+    found, _, pieces = read_clauses(text)
+    assert pieces == list(range(len(found)))
+    # a contrast word is a word of the paragraph: that stretch is read again as a whole
+    _, _, pieces = read_clauses(_text("read it, but skim the tests"))
+    assert pieces[0] == 0 and pieces[1] == features(" but skim the tests")

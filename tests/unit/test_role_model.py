@@ -14,15 +14,17 @@ from bot.classify.role_model import (
     TITLE_MARK,
     RoleModel,
     blend,
+    column_sums,
     load_model,
     note_features,
 )
 from bot.classify.settings import THRESHOLDS
 from bot.classify.taxonomy import load_taxonomy
-from bot.classify.text import features
+from bot.classify.text import features, normalise, read_clauses
 from bot.classify.train.model_files import agreement
 from bot.classify.train.roles import main as train_main
 from bot.classify.train.roles import predictions
+from bot.classify.verdict_model import load_model as load_verdict_model
 from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import load_set
 
@@ -35,6 +37,23 @@ def test_title_features_are_marked_and_count_more() -> None:
     assert grams.count(TITLE_MARK + "kernel") == THRESHOLDS.title_repeat
     assert TITLE_MARK + "moe kernel" in grams
     assert TITLE_MARK + "adds" not in grams
+
+
+def test_the_classifiers_joint_weight_sums_give_each_model_the_same_figures() -> None:
+    """One look-up per feature for both models, the paragraph's sums going on from clause to
+    clause: the same additions in the same order, so exactly the same probabilities."""
+    classifier = build_classifier(load_taxonomy(None))
+    role_model, verdict_model = load_model(), load_verdict_model()
+    for note in load_set("dev42")[:40]:
+        title, text = normalise(note.title).lower(), normalise(note.paragraph.strip()).lower()
+        _, clause_grams, pieces = read_clauses(text)
+        grams, totals, sums = classifier.weigh(clause_grams, pieces)
+        assert grams == features(text)
+        assert role_model.proba_of(title, grams, None, sums) == role_model.proba(title, text)
+        assert verdict_model.proba_of(grams, None, complex(*sums[-2:])) == verdict_model.proba(text)
+        width = len(role_model.roles)
+        rows = (list(filter(None, map(role_model.weights.get, g))) for g in clause_grams)
+        assert totals == [column_sums(r, width) for r in rows]
 
 
 def _model(weights: dict[str, tuple[float, float, float]], bias: float = 0.0) -> RoleModel:
