@@ -29,7 +29,7 @@ from bot.notes.ingest import (
     scan_note_paths,
 )
 from bot.notes.search import Query, parse_query
-from bot.store import IndexedNote, Page, Store, index_note
+from bot.store import IndexedNote, Page, PreparedNote, Store, index_note, prepare_note
 from bot.store.ledger import Ledger
 
 log = logging.getLogger(__name__)
@@ -162,26 +162,12 @@ class NewestFileWins:
 
 @dataclass
 class PreparedFile:
-    """A parsed file, with its notes classified and indexed ahead of saving where known.
-
-    `indexed[i]` is None for a note the store already has unchanged (or when the file
-    was parsed in this process); the store then never asks, or it is computed here.
-    """
+    """A parsed file whose notes carry their identity and, where the worker process that
+    read the file classified them, their classification and search text (notes the store
+    already has unchanged are not classified)."""
 
     path: Path
-    notes: list[ParsedNote]
-    indexed: list[IndexedNote | None] | None = None
-
-    def preparer(self, classifier: Classifier) -> Callable[[ParsedNote], IndexedNote]:
-        ready = dict(zip(map(id, self.notes), self.indexed or (), strict=False))
-
-        def prepare(note: ParsedNote) -> IndexedNote:
-            found = ready.get(id(note))
-            if found is None:
-                found = index_note(note, classifier.classify(note.title, note.paragraph))
-            return found
-
-        return prepare
+    notes: list[PreparedNote]
 
 
 def _prepare_files(files: list[Path], services: Services) -> Iterator[PreparedFile | NoteFileError]:
@@ -190,7 +176,7 @@ def _prepare_files(files: list[Path], services: Services) -> Iterator[PreparedFi
     if len(files) < PARALLEL_MIN_FILES or workers < 1:
         for path in files:
             try:
-                yield PreparedFile(path, parse_note_file(path))
+                yield PreparedFile(path, [prepare_note(n) for n in parse_note_file(path)])
             except NoteFileError as exc:
                 yield exc
         return
@@ -223,15 +209,14 @@ def _prepare_in_worker(path: Path) -> PreparedFile | NoteFileError:
         return exc
     assert _worker_classifier is not None
     classify = _worker_classifier.classify
-    indexed: list[IndexedNote | None] = []
     known = _worker_known
+    prepared: list[PreparedNote] = []
     for note in notes:
-        # An empty store (the first ingest) has nothing to skip: no identity to compute.
-        if known and known.get(note_key(note.repo, note.title)) == content_hash(note):
-            indexed.append(None)
-        else:
-            indexed.append(index_note(note, classify(note.title, note.paragraph)))
-    return PreparedFile(path, notes, indexed)
+        item = prepare_note(note)
+        if known.get(item.key) != item.content_hash:
+            item = item._replace(indexed=index_note(note, classify(note.title, note.paragraph)))
+        prepared.append(item)
+    return PreparedFile(path, prepared)
 
 
 def _save_batch(
@@ -243,13 +228,15 @@ def _save_batch(
 ) -> None:
     """Save a batch in one transaction; if that fails, file by file."""
     store = services.store
-    classifier = build_classifier(services.taxonomy)
-    prepare_of = {id(p): p.preparer(classifier) for p in batch}
+    classifiers: list[Classifier] = []
 
     def prepare(note: ParsedNote) -> IndexedNote:
-        return prepare_of[owner[id(note)]](note)
+        # Only notes no worker process classified come here; the classifier is built
+        # on the first.
+        if not classifiers:
+            classifiers.append(build_classifier(services.taxonomy))
+        return index_note(note, classifiers[0].classify(note.title, note.paragraph))
 
-    owner = {id(note): id(p) for p in batch for note in p.notes}
     rule = NewestFileWins()
     known = services.taxonomy.slugs
     try:

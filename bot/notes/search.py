@@ -7,7 +7,6 @@ into an SQLite FTS5 or a PostgreSQL tsvector query.
 
 from __future__ import annotations
 
-import operator
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -22,6 +21,11 @@ MAX_QUERY_TERMS = 16
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _TOKEN = re.compile(rf"[{_CJK}]+|[a-z0-9]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
+# The lookahead captures the token starting here; the match then consumes one CJK character
+# (so the next pair starts at the following one) or the whole ASCII word.
+_INDEX_TOKEN = re.compile(
+    rf"(?=([{_CJK}]{{2}}|(?<![{_CJK}])[{_CJK}](?![{_CJK}])|[a-z0-9]+))(?:[{_CJK}]|[a-z0-9]+)"
+)
 
 
 # Characters whose NFKC form changes what is indexed: full-width letters and digits,
@@ -43,16 +47,11 @@ def _fold(text: str) -> str:
 def index_text(text: str) -> str:
     """The form stored for full-text search: ASCII words and overlapping CJK bigrams.
 
-    A lone CJK character stays a unigram. Ingestion runs this on every note, so the
-    bigrams are built with `map` rather than a Python-level loop over characters.
+    A lone CJK character stays a unigram. Ingestion runs this on every note, so one
+    regular expression finds every token: at each CJK character the pair it starts (its
+    run's last character starts none), a CJK character alone, or a whole ASCII word.
     """
-    out: list[str] = []
-    for run in _TOKEN.findall(_fold(text)):
-        if len(run) > 1 and _IS_CJK.match(run):
-            out.append(" ".join(map(operator.add, run, run[1:])))
-        else:
-            out.append(run)
-    return " ".join(out)
+    return " ".join(_INDEX_TOKEN.findall(_fold(text)))
 
 
 def verdict_token(rank: int) -> str:

@@ -13,17 +13,19 @@ never readers, delivery, Slack, render, services, ops or the CLI.
 from bot.store.clock import utcnow
 from bot.store.engine import StoreError, describe_unavailable, is_unavailable
 from bot.store.note_queries import Page
-from bot.store.note_saving import FileResult, IndexedNote, index_note
+from bot.store.note_saving import FileResult, IndexedNote, PreparedNote, index_note, prepare_note
 from bot.store.sql import Store
 
 __all__ = [
     "FileResult",
     "IndexedNote",
     "Page",
+    "PreparedNote",
     "Store",
     "StoreError",
     "describe_unavailable",
     "index_note",
     "is_unavailable",
+    "prepare_note",
     "utcnow",
 ]

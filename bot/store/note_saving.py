@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -59,12 +59,27 @@ def index_note(parsed: ParsedNote, classification: Classification) -> IndexedNot
     return IndexedNote(classification, title, body)
 
 
+class PreparedNote(NamedTuple):
+    """A parsed note with its identity key and content hash and, when already known, its
+    classification and search text. Bulk ingestion prepares notes in worker processes,
+    so the process writing to the database only writes."""
+
+    note: ParsedNote
+    key: str
+    content_hash: str
+    indexed: IndexedNote | None = None
+
+
+def prepare_note(note: ParsedNote, indexed: IndexedNote | None = None) -> PreparedNote:
+    return PreparedNote(note, note_key(note.repo, note.title), content_hash(note), indexed)
+
+
 class NoteSaving(StorePart):
     """Saving parsed note files."""
 
     def save_file(
         self,
-        parsed: Sequence[ParsedNote],
+        parsed: Sequence[ParsedNote | PreparedNote],
         prepare: Callable[[ParsedNote], IndexedNote],
         now: datetime | None = None,
         *,
@@ -74,7 +89,7 @@ class NoteSaving(StorePart):
         """Insert or update one file's notes in a single transaction (all or nothing).
 
         `prepare` (classification and search text) runs only for notes that are new or
-        changed, so re-ingesting unchanged files is cheap.
+        changed and not prepared already, so re-ingesting unchanged files is cheap.
         """
         return self.save_files([parsed], prepare, now, replaces=replaces, known_roles=known_roles)[
             0
@@ -82,7 +97,7 @@ class NoteSaving(StorePart):
 
     def save_files(
         self,
-        files: Sequence[Sequence[ParsedNote]],
+        files: Sequence[Sequence[ParsedNote | PreparedNote]],
         prepare: Callable[[ParsedNote], IndexedNote],
         now: datetime | None = None,
         *,
@@ -107,46 +122,46 @@ class NoteSaving(StorePart):
     def _save(
         self,
         conn: Connection,
-        parsed: Sequence[ParsedNote],
+        parsed: Sequence[ParsedNote | PreparedNote],
         prepare: Callable[[ParsedNote], IndexedNote],
         now: datetime,
         replaces: SourceRule | None = None,
         known_roles: Sequence[str] | None = None,
     ) -> FileResult:
-        by_key: dict[str, tuple[ParsedNote, str]] = {}
+        by_key: dict[str, PreparedNote] = {}
         duplicates = 0
-        for note in parsed:
-            key = note_key(note.repo, note.title)
-            if key in by_key:
+        for item in parsed:
+            if not isinstance(item, PreparedNote):
+                item = prepare_note(item)
+            if item.key in by_key:
                 duplicates += 1
+                note = item.note
                 log.info("%s: repeats the note titled %r; first kept", note.source, note.title)
                 continue
-            by_key[key] = (note, content_hash(note))
-        existing: dict[str, tuple[int, str, str]] = {}
-        for chunk in chunks(list(by_key)):
-            stmt = sa.select(notes.c.id, notes.c.key, notes.c.content_hash, notes.c.source_file)
-            for found in conn.execute(stmt.where(notes.c.key.in_(chunk))):
-                existing[found.key] = (found.id, found.content_hash, found.source_file)
-        fresh: list[dict[str, Any]] = []
+            by_key[item.key] = item
+        sqlite = conn.dialect.name == "sqlite"
+        existing = _existing_sqlite(conn, list(by_key)) if sqlite else _existing(conn, list(by_key))
+        fresh: list[tuple[PreparedNote, IndexedNote]] = []
         changed: list[tuple[int, dict[str, Any]]] = []
         revised: list[tuple[int, ParsedNote, IndexedNote, str]] = []
         unchanged = duplicates
-        for key, (note, digest) in by_key.items():
-            if key in existing and existing[key][1] == digest:
+        for key, item in by_key.items():
+            found = existing.get(key)
+            if found is not None and found[1] == item.content_hash:
                 unchanged += 1
                 continue
-            if key in existing and replaces is not None:
-                old_source = existing[key][2]
+            note = item.note
+            if found is not None and replaces is not None:
+                old_source = found[2]
                 if old_source != note.source_file and not replaces(note.source_file, old_source):
                     log.info("%s: the same note in %s is newer; kept", note.source, old_source)
                     unchanged += 1
                     continue
-            indexed = prepare(note)
-            if key in existing:
-                revised.append((existing[key][0], note, indexed, digest))
+            indexed = item.indexed or prepare(note)
+            if found is not None:
+                revised.append((found[0], note, indexed, item.content_hash))
             else:
-                row = _note_row(note, indexed, digest)
-                fresh.append({**row, "key": key, "ingested_at": now, "updated_at": now})
+                fresh.append((item, indexed))
         fixes = fixes_of(conn, [r[0] for r in revised]) if revised else {}
         for note_id, note, indexed, digest in revised:
             fix = fixes.get(note_id)
@@ -154,25 +169,31 @@ class NoteSaving(StorePart):
                 indexed = index_note(note, fix.apply(indexed.classification, known_roles))
             changed.append((note_id, {**_note_row(note, indexed, digest), "updated_at": now}))
         role_rows: list[dict[str, Any]] = []
-        if fresh:
+        if fresh and sqlite:
+            _insert_new_sqlite(conn, fresh, now)
+        elif fresh:
+            rows = [
+                {
+                    **_note_row(item.note, indexed, item.content_hash),
+                    "key": item.key,
+                    "ingested_at": now,
+                    "updated_at": now,
+                }
+                for item, indexed in fresh
+            ]
             # Ids are read back by range: this transaction holds the write lock, so every
             # row above the old maximum is one of ours.
             before = conn.execute(sa.select(sa.func.max(notes.c.id))).scalar() or 0
-            if conn.dialect.name == "sqlite":
-                _insert_notes_sqlite(conn, fresh)
-            else:
-                conn.execute(notes.insert(), fresh)
+            conn.execute(notes.insert(), rows)
             stmt = sa.select(notes.c.key, notes.c.id).where(notes.c.id > before)
             ids = {found.key: found.id for found in conn.execute(stmt)}
-            for row in fresh:
+            for row in rows:
                 role_rows.extend(note_role_rows(ids[row["key"]], row))
-            if conn.dialect.name == "sqlite":
-                _index_new_rows(conn, [(ids[row["key"]], row) for row in fresh])
         for note_id, row in changed:
             conn.execute(notes.update().where(notes.c.id == note_id).values(row))
             conn.execute(note_roles.delete().where(note_roles.c.note_id == note_id))
             role_rows.extend(note_role_rows(note_id, row))
-        if role_rows and conn.dialect.name == "sqlite":
+        if role_rows and sqlite:
             conn.exec_driver_sql(
                 "INSERT INTO note_roles (note_id, role, verdict_rank) VALUES (?, ?, ?)",
                 [(r["note_id"], r["role"], r["verdict_rank"]) for r in role_rows],
@@ -204,43 +225,118 @@ def _note_row(parsed: ParsedNote, indexed: IndexedNote, digest: str) -> dict[str
     }
 
 
-_SQLITE_COLUMNS = [c.name for c in notes.c if c.name != "id"]
+def _existing(conn: Connection, keys: list[str]) -> dict[str, tuple[int, str, str]]:
+    """Identity key -> (id, content hash, source file) of the stored notes among `keys`."""
+    existing: dict[str, tuple[int, str, str]] = {}
+    for chunk in chunks(keys):
+        stmt = sa.select(notes.c.id, notes.c.key, notes.c.content_hash, notes.c.source_file)
+        for found in conn.execute(stmt.where(notes.c.key.in_(chunk))):
+            existing[found.key] = (found.id, found.content_hash, found.source_file)
+    return existing
+
+
+def _existing_sqlite(conn: Connection, keys: list[str]) -> dict[str, tuple[int, str, str]]:
+    """`_existing` through the driver: bulk ingestion asks this once per file."""
+    existing: dict[str, tuple[int, str, str]] = {}
+    for chunk in chunks(keys):
+        marks = ", ".join("?" * len(chunk))
+        found = conn.exec_driver_sql(
+            f"SELECT key, id, content_hash, source_file FROM notes WHERE key IN ({marks})",
+            tuple(chunk),
+        )
+        for key, note_id, digest, source in found:
+            existing[key] = (note_id, digest, source)
+    return existing
+
+
+# The columns of a new row in the order `_sqlite_row` gives them.
+_SQLITE_COLUMNS = (
+    "id",
+    "key",
+    "repo",
+    "title",
+    "paragraph",
+    "pr",
+    "pr_url",
+    "content_hash",
+    "roles",
+    "primary_role",
+    "verdict",
+    "verdict_rank",
+    "role_verdicts",
+    "excerpt",
+    "verdict_confidence",
+    "read_by",
+    "source_file",
+    "source_line",
+    "ingested_at",
+    "updated_at",
+    "search_title",
+    "search_body",
+)
 _SQLITE_INSERT = (
     f"INSERT INTO notes ({', '.join(_SQLITE_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in _SQLITE_COLUMNS)})"
 )
-_SQLITE_JSON = [i for i, c in enumerate(_SQLITE_COLUMNS) if c in ("roles", "role_verdicts")]
-_SQLITE_TIMES = [i for i, c in enumerate(_SQLITE_COLUMNS) if c in ("ingested_at", "updated_at")]
 
 
-def _insert_notes_sqlite(conn: Connection, rows: list[dict[str, Any]]) -> None:
-    """Bulk insert through the driver: SQLAlchemy's per-row work was a fifth of ingest time.
+def _insert_new_sqlite(
+    conn: Connection, fresh: list[tuple[PreparedNote, IndexedNote]], now: datetime
+) -> None:
+    """Insert new notes, their role rows and their full-text entries through the driver
+    (SQLAlchemy's per-row work was a fifth of ingest time).
 
-    Values are stored as SQLAlchemy's SQLite types store them: JSON text, and datetimes
-    as naive UTC text, so reads through SQLAlchemy see the same thing.
+    Values are stored as SQLAlchemy's SQLite types store them: JSON text, and datetimes as
+    naive UTC text, so reads through SQLAlchemy see the same thing. Ids are given, not
+    read back: this transaction holds the write lock and SQLite would number the rows the
+    same way (one above the largest id, row after row).
     """
-    stamps: dict[datetime, str] = {}
-    values: list[tuple[Any, ...]] = []
-    for row in rows:
-        value = [row[c] for c in _SQLITE_COLUMNS]
-        for i in _SQLITE_JSON:
-            value[i] = json.dumps(value[i])
-        for i in _SQLITE_TIMES:
-            moment = value[i]
-            if moment not in stamps:
-                stamps[moment] = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-            value[i] = stamps[moment]
-        values.append(tuple(value))
-    conn.exec_driver_sql(_SQLITE_INSERT, values)
-
-
-def _index_new_rows(conn: Connection, rows: list[tuple[int, dict[str, Any]]]) -> None:
-    """Add new notes to the SQLite FTS5 tables (updates and deletes use triggers)."""
+    first = (conn.exec_driver_sql("SELECT max(id) FROM notes").scalar() or 0) + 1
+    stamp = now.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    rows: list[tuple[Any, ...]] = []
+    role_rows: list[tuple[int, str, int]] = []
+    dumps = json.dumps
+    for note_id, (item, indexed) in enumerate(fresh, start=first):
+        note = item.note
+        c = indexed.classification
+        verdicts = c.role_verdicts
+        rows.append(
+            (
+                note_id,
+                item.key,
+                note.repo,
+                note.title,
+                note.paragraph,
+                note.pr,
+                note.pr_url,
+                item.content_hash,
+                dumps(list(c.roles)),
+                c.primary_role,
+                c.verdict.value,
+                c.verdict.rank,
+                dumps({k: v.value for k, v in verdicts.items()}),
+                c.excerpt,
+                c.verdict_confidence.value,
+                c.read_by,
+                note.source_file,
+                note.line,
+                stamp,
+                stamp,
+                indexed.search_title,
+                indexed.search_body,
+            )
+        )
+        role_rows.extend((note_id, role, verdicts.get(role, c.verdict).rank) for role in c.roles)
+    conn.exec_driver_sql(_SQLITE_INSERT, rows)
+    if role_rows:
+        conn.exec_driver_sql(
+            "INSERT INTO note_roles (note_id, role, verdict_rank) VALUES (?, ?, ?)", role_rows
+        )
+    # New rows are indexed here, in bulk (updates and deletes use triggers).
     conn.exec_driver_sql(
-        "INSERT INTO notes_fts(rowid, search_body) VALUES (?, ?)",
-        [(note_id, row["search_body"]) for note_id, row in rows],
+        "INSERT INTO notes_fts(rowid, search_body) VALUES (?, ?)", [(r[0], r[-1]) for r in rows]
     )
     conn.exec_driver_sql(
         "INSERT INTO notes_title_fts(rowid, search_title) VALUES (?, ?)",
-        [(note_id, row["search_title"]) for note_id, row in rows],
+        [(r[0], r[-2]) for r in rows],
     )

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from bot.domain import Classification, Confidence, ParsedNote, Verdict
 from bot.notes.search import text_query
-from bot.store import FileResult, Store, StoreError, index_note
+from bot.store import FileResult, IndexedNote, Store, StoreError, index_note, prepare_note
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
@@ -74,6 +74,43 @@ def test_reingest_is_a_no_op_and_a_changed_paragraph_updates_in_place(store: Sto
     assert note.ingested_at == before["A"].ingested_at == T0
     assert note.updated_at == later
     assert len(after) == 2, "ingestion never deletes, and a revision is not a new note"
+
+
+def test_prepared_notes_of_several_files_read_back_as_classified(store: Store) -> None:
+    """Bulk ingestion hands the store notes prepared in worker processes: each reads back
+    with its classification, its id, its role rows and its full-text entries."""
+    split = {"release-infra": Verdict.SKIP}
+    label = replace(
+        labelled(("kernels", "release-infra"), Verdict.DEEP, split),
+        verdict_confidence=Confidence.LOW,
+        read_by="llm:test",
+    )
+    store.save_file([parsed("Earlier")], lambda note: index_note(note, labelled()), now=T0)
+    first = [prepare_note(parsed("量化 kernel", pr=7), index_note(parsed("量化 kernel"), label))]
+    second_note = replace(parsed("Other file", "缓存布局"), source_file="digests/b.txt")
+    second = [prepare_note(second_note, index_note(second_note, labelled(("release-infra",))))]
+    again = [prepare_note(parsed("量化 kernel", pr=7))]  # the same note again: unchanged
+
+    def unprepared(note: ParsedNote) -> IndexedNote:
+        raise AssertionError(f"{note.title} should come prepared")
+
+    results = store.save_files([first, second, again], unprepared, now=T0 + timedelta(1))
+    assert [(r.new, r.unchanged) for r in results] == [(1, 0), (1, 0), (0, 1)]
+    notes = {n.title: n for n in store.list_notes()}
+    note = notes["量化 kernel"]
+    assert note.id == notes["Earlier"].id + 1 and notes["Other file"].id == note.id + 1
+    assert note.roles == ("kernels", "release-infra") and note.primary_role == "kernels"
+    assert note.role_verdicts == split and note.verdict is Verdict.DEEP
+    assert (note.verdict_confidence, note.read_by) == (Confidence.LOW, "llm:test")
+    assert note.pr == 7 and note.ingested_at == note.updated_at == T0 + timedelta(1)
+    assert note.source == "digests/a.txt:3"
+    assert [n.title for n in store.role_notes("release-infra", limit=10).notes] == [
+        "Other file",
+        "量化 kernel",  # skip for release-infra readers: after the deep read
+    ]
+    assert _search(store, "量化") == ["量化 kernel"]
+    assert _search(store, "缓存") == ["Other file"]
+    assert _search(store, "kern") == ["量化 kernel"]
 
 
 def test_duplicate_titles_inside_one_file_keep_the_first(store: Store) -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.classify.taxonomy import load_taxonomy
 from bot.notes.search import (
     MAX_QUERY_CHARS,
     QueryError,
+    index_text,
     match_ids,
     parse_query,
     text_query,
@@ -21,6 +26,32 @@ def test_cjk_bigrams_ascii_words_and_punctuation() -> None:
     assert tokenize("前缀缓存，FP8（量化）") == ["前缀", "缀缓", "缓存", "fp8", "量化"]
     assert tokenize("单") == ["单"]
     assert tokenize("mm_prefix-range v0.6.1") == ["mm", "prefix", "range", "v0", "6", "1"]
+
+
+def test_cjk_runs_give_pairs_and_a_lone_character_stays_whole() -> None:
+    assert tokenize("量化a缓存b存") == ["量化", "a", "缓存", "b", "存"]
+    assert tokenize("ab量") == ["ab", "量"]
+    assert tokenize("量化缓") == ["量化", "化缓"]
+
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+
+
+def _index_text_run_by_run(text: str) -> str:
+    """The indexing rule written out plainly: runs of CJK or ASCII letters and digits; a CJK
+    run longer than one character becomes its overlapping pairs."""
+    out: list[str] = []
+    for run in re.findall(rf"[{_CJK}]+|[a-z0-9]+", text.lower()):
+        if len(run) > 1 and re.match(rf"[{_CJK}]", run):
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        else:
+            out.append(run)
+    return " ".join(out)
+
+
+@given(st.text(alphabet="量化缓存 ab9A-，。\nカ한", max_size=40))
+def test_index_text_follows_the_rule_run_by_run(text: str) -> None:
+    assert index_text(text) == _index_text_run_by_run(text)
 
 
 def test_compatibility_forms_fold_like_their_plain_forms() -> None:
