@@ -21,7 +21,6 @@ import functools
 import itertools
 import json
 import math
-from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -140,20 +139,18 @@ def load_model(path: Path = MODEL_PATH) -> RoleModel:
 def blend(
     rules: Classification,
     proba: dict[str, float],
-    fixed: Collection[str] = (),
     thresholds: tuple[float, float] = (T.role_keep_min, T.role_add_min),
 ) -> Classification:
     """The rules' classification with its roles decided together with the model.
 
-    `fixed` roles are the rules' to keep (a note on one model is a models note). The
-    model drops a role only when it is fairly sure of some role: a note it knows too few
+    The model drops a role only when it is fairly sure of some role: a note it knows too few
     words of says little against the rules. Roles the model does not know (a team's own
     roles) are left to the rules.
     """
     verdict = rules.verdict
 
     def stays(role: str) -> bool:
-        if role in fixed or proba.get(role, 1.0) >= drop_min:
+        if proba.get(role, 1.0) >= drop_min:
             return True
         told = rules.role_verdicts.get(role)  # the note tells this role's readers to read it
         return told is not None and told is not Verdict.SKIP

@@ -8,19 +8,9 @@ scanned once rather than once per keyword.
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 
-from bot.classify.cues import (
-    CONTRAST,
-    EVEN,
-    HEDGE,
-    SIDE_CUES,
-    Cue,
-    Meaning,
-    find_cues,
-    weak_hint,
-)
+from bot.classify.cues import EVEN, HEDGE, SIDE_CUES, Cue, Meaning, find_cues
 from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import (
@@ -41,16 +31,6 @@ __all__ = ["Rules"]
 # --------------------------------------------------------------------------- tuning
 
 FALLBACK_ROLE = "models"
-# "image" in a sentence about builds and releases is a container image: its evidence goes
-# to this role when the sentence has another word of that role's and none of multimodal's,
-# or when a platform's name comes right before it ("the ROCm image").
-CONTAINER_ROLE = "release-infra"
-PLATFORM_ROLE = "hardware"
-_IMAGE_KEYS = frozenset(("image", "images"))
-_CONTAINER_KEY = "image@container"
-
-# --------------------------------------------------------------------------- text helpers
-
 
 # --------------------------------------------------------------------------- audiences
 
@@ -242,77 +222,25 @@ _READER_NOUN = re.compile(
 )
 
 
-# A title that adds a model ("新增 X 模型", "为 X 模型添加支持", "Add X model"), and one that
-# adds support for a named model ("新增 GLM-9 支持", "Add support for Foo-7B").
-_MODEL_TITLE_RE = re.compile(
-    r"(?:新增|增加|添加|支持|引入|接入|实现)\s*[a-z0-9][^,:;]{0,24}?模型(?!运行器|加载器)"
-    r"|模型(?:支持|实现|接入)|为[^,:;]{1,30}模型[^,:;]{0,12}支持"
-    r"|\b(?:add|adds|adding|support|supports|implement|enable)\b[^,:;]{0,30}\bmodel\b"
-    r"(?!\s+(?:runner|loader|executor))"
-)
-_NAME = r"[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|[a-z]+\d[a-z0-9.]*"
-_NAMED_MODEL_RE = re.compile(
-    rf"(?:新增|增加|添加|支持)\s*({_NAME})(?:\s*/\s*(?:{_NAME}))*\s*[\u4e00-\u9fff]{{0,4}}(?:支持|模型)"
-    rf"|为\s*({_NAME})(?:\s*/\s*(?:{_NAME}))*\s*[^,:;]{{0,12}}?(?:增加|添加|新增)[^,:;]{{0,12}}?支持"
-    rf"|\b(?:add|adds|adding)\s+(?:support\s+for\s+)?(?:the\s+)?({_NAME})\b"
-    rf"|\bsupport\s+(?:for\s+)?(?:the\s+)?({_NAME})\b"
-)
-# A title about one model's implementation: "Gemma 3: fix the sliding-window mask",
-# "Fix Qwen2-VL rotary offsets", "修复 DeepSeek-V3 的权重映射", "Granite MoE: add ...".
-_VERSION = re.compile(r"[-_]?v?[0-9.]+$")  # "eagle3", "blockv2": a term and its version
-_DTYPE = re.compile(r"(?:b?float|u?int|fp|bf|nvfp|mxfp|e\dm)\d+[a-z0-9]*")
-_MODEL_NAME = r"[a-z]{3,}-?[a-z]*\d[a-z0-9.-]*"
-_MODEL_FIX_RE = re.compile(
-    rf"^\s*(?:\[[^\]]*\]\s*)?({_MODEL_NAME}|[a-z]{{4,}}\s+\d[a-z0-9.]*)"
-    r"(?:\s+(?:moe|vl|mm|model|模型))?\s*:"
-    rf"|(?:修复|\bfix(?:es|ed)?)\s*(?:the\s+)?({_MODEL_NAME})(?![a-z0-9])"
-)
-
-
-# A model's serving-side piece named in a title ("Gemma4 tool parser", "Llama 4 chat
-# template", "Kimi-K2.5 reasoning_parser"): the note is about the serving layer, and the
-# model it names does not make it a models note.
-_SERVING_PIECE = re.compile(
-    r"tool[ _-]?(?:call|pars)|toolparser|function[ _-]?call|chat[ _-]?template"
-    r"|reasoning[ _-]?pars|jinja|工具调用|工具解析|推理解析|函数调用|聊天模板|对话模板|chat 模板"
-)
-
-
 # Rule families, each of which the ablation bench (tests/bench/ablation.py) leaves out in
 # turn; `Rules(taxonomy, off)` runs without the families in `off`.
 FAMILIES: dict[str, str] = {
     "phrases": "verdict phrases of the lexicon (data/cues.toml)",
     "negation": "a negator flips the cue after it",
-    "contrast": "after but/但 the later statement wins",
-    "question": "a cue in a question says nothing",
-    "answers": "the answer to a question about reading",
-    "quotes": "quoted wording is a mention",
-    "sufficiency": "'the headline' is a cue only with 'is enough'",
-    "narrative": "'skips' narrating code is no cue",
     "later": "reading put off until later is a skim",
-    "part-skipped": "one part skipped, another read",
-    "self": "the writer's own reading is no advice",
-    "enough-en": "'the summary is all you need'",
     **{
-        f"{name}": f"constructions: {name}"
+        name: f"constructions: {name} (data/cues.toml)"
         for name in (
             "limited-zh", "limited-en", "unneeded-zh", "unneeded-en", "depth-zh", "depth-en",
-            "elsewhere", "rating", "budget", "bare", "bare-read", "visit-skip", "visit-deep",
+            "budget",
         )
     },
-    "weak-hint": "closed, draft or trivial notes with no cue",
     "hedge": "a hedged verdict is low confidence",
-    "even": "'even X' speaks to everyone",
-    "named-groups": "a cue for a group named by role words or work",
-    "limited": "a group told a part is enough",
+    "named-groups": "a cue for a group named by role words or by its work",
+    "limited": "a group told a part is enough, in words no cue holds",
     "everyone-else": "a cue for everyone else",
     "keywords": "keyword evidence for roles",
     "audience-phrases": "audience phrases as role evidence",
-    "verdict-sentence": "role words in the verdict sentence count more",
-    "negative-evidence": "'not relevant to X' drops X",
-    "defer": "work left to later PRs is no evidence",
-    "container-image": "'image' as a container image",
-    "model-title": "a title adding or fixing a model makes a models note",
 }  # fmt: skip
 
 _Info = tuple[tuple[tuple[int, float], ...], bool, bool]
@@ -369,13 +297,6 @@ class Rules:
             for k, v in self._table.items()
         }
         self._matcher = re.compile(trie_regex(sorted(terms), skip_words=True))
-        self._container: tuple[int, int, int] | None = None
-        if {CONTAINER_ROLE, PLATFORM_ROLE, "multimodal"} <= set(self.slugs) and (
-            "container-image" not in off
-        ):
-            infra, visual = self.slugs.index(CONTAINER_ROLE), self.slugs.index("multimodal")
-            self._container = (infra, visual, self.slugs.index(PLATFORM_ROLE))
-            self._table[_CONTAINER_KEY] = ((infra, T.container_image_weight),)
 
     # ----------------------------------------------------------------- matching
 
@@ -410,54 +331,6 @@ class Rules:
                     continue
             out.append((m.start(), key, weights))
         return out
-
-    def _senses(self, text: str, hits: list[_Hit]) -> list[_Hit]:
-        """`hits` with "image" read as a container image where its sentence speaks of builds
-        and releases ("the release pipeline and image matrix", "pins and images") or a
-        platform names it ("whoever maintains the ROCm image")."""
-        if self._container is None or not any(h[1] in _IMAGE_KEYS for h in hits):
-            return hits
-        infra, visual, platform = self._container
-        starts = bounds(SENTENCE_END, text)
-        out = list(hits)
-        for n, (offset, key, _weights) in enumerate(hits):
-            if key not in _IMAGE_KEYS:
-                continue
-            lo, hi = segment(starts, len(text), bisect.bisect_right(starts, offset) - 1)
-            near = [w for o, k, w in hits if lo <= o < hi and k not in _IMAGE_KEYS]
-            if any(i == visual for w in near for i, _x in w):
-                continue
-            before = hits[n - 1] if n else None
-            named = (
-                before is not None
-                and not text[before[0] + len(before[1]) : offset].strip()
-                and any(i == platform for i, _x in before[2])
-            )
-            if named or any(
-                i == infra and x >= T.container_context_min for w in near for i, x in w
-            ):
-                out[n] = (offset, _CONTAINER_KEY, self._table[_CONTAINER_KEY])
-        return out
-
-    def _adds_model(self, title: str) -> bool:
-        """Does the title announce a new model (rather than a feature for one)?"""
-        if _MODEL_TITLE_RE.search(title):
-            return True
-        return self._names_model(title, _NAMED_MODEL_RE)
-
-    def _names_model(self, title: str, pattern: re.Pattern[str]) -> bool:
-        """Does `pattern` find a model name in the title (a name, not vocabulary)?"""
-        for m in pattern.finditer(title):
-            name = next(g for g in m.groups() if g)
-            key = squeeze(name)
-            # "fp8", "eagle3", "blockv2", "bfloat16" are vocabulary, not names
-            if (
-                key not in self._table
-                and _VERSION.sub("", key) not in self._table
-                and not _DTYPE.fullmatch(key)
-            ):
-                return True
-        return False
 
     def _audience_roles(self, span: str) -> tuple[frozenset[int], bool]:
         """Roles named as readers in `span` ("做量化的同学", "whoever owns the Dockerfile"),
@@ -509,19 +382,8 @@ class Rules:
         off = self._off
         ci = bisect.bisect_right(starts, cue.start) - 1
         c_start, c_end = segment(starts, len(text), ci)
-        after = None
-        if "contrast" not in off:
-            for m in CONTRAST.finditer(text, c_start, cue.start):
-                c_start = m.end()
-            after = CONTRAST.search(text, cue.end, c_end)
-        if after is not None:
-            c_end = after.start()
-        if ("even" not in off and EVEN.match(text, c_start, cue.start)) or (
-            cue.verdict is Verdict.SKIP and text[cue.start - 1 : cue.start] in ("也", "亦")
-        ):
-            # "even ROCm maintainers only need the takeaway", "管镜像的同学也不必点开":
-            # said of the closest readers, so said to everyone
-            return None
+        if cue.verdict is Verdict.SKIP and text[cue.start - 1 : cue.start] in ("也", "亦"):
+            return None  # "管镜像的同学也不必点开": said of the closest readers, so to everyone
         lo = max(c_start, cue.start - T.subject_lookback)
         subject = (
             _OTHERS_SUBJECT.search(text, lo, cue.start)
@@ -624,29 +486,17 @@ class Rules:
 
     def _span_roles(self, text: str) -> dict[int, float]:
         scores: dict[int, float] = {}
-        for _offset, _term, weights in self._senses(text, self._hits(text)):
+        for _offset, _term, weights in self._hits(text):
             for index, weight in weights:
                 scores[index] = scores.get(index, 0.0) + weight
         return scores
 
     # ----------------------------------------------------------------- classify
 
-    def _model_title(self, title: str) -> str | None:
-        """ "adds" when the title adds a model, "fixes" when it fixes one, else None (also
-        for a model's serving-side piece: its tool parser, chat template)."""
-        if self._fallback_index is None or _SERVING_PIECE.search(title):
-            return None
-        if self._adds_model(title):
-            return "adds"
-        return "fixes" if self._names_model(title, _MODEL_FIX_RE) else None
-
-    def classify(
-        self, title_text: str, display: str, text: str
-    ) -> tuple[Classification, tuple[str, ...]]:
+    def classify(self, title_text: str, display: str, text: str) -> Classification:
         """The classification by the rules of a normalised, lower-cased title (`title_text`)
         and of a paragraph already stripped (`display`) and normalised, lower-cased (`text`):
-        the models read the same text. With it, the roles the rules keep whatever the role
-        model says: a note that adds or fixes one model is a models note."""
+        the models read the same text."""
         n_roles = len(self.slugs)
 
         sentence_starts = bounds(SENTENCE_CUT, text)
@@ -718,9 +568,7 @@ class Rules:
         )
         verdict_sentence = -1
         if use_general:
-            deciding, general_verdict = _resolve(
-                text, general, sentence_starts, "contrast" not in off
-            )
+            deciding, general_verdict = _resolve(text, general, sentence_starts)
             if (
                 deciding.soft
                 and first_named is not None
@@ -737,7 +585,7 @@ class Rules:
         # ---- role evidence
         scores = [0.0] * n_roles
         title_counts: dict[str, int] = {}
-        for _, key, _weights in self._senses(title_text, self._hits(title_text)):
+        for _, key, _weights in self._hits(title_text):
             title_counts[key] = title_counts.get(key, 0) + 1
         table = self._table
         if "keywords" in off:
@@ -747,67 +595,21 @@ class Rules:
             for index, weight in table[key]:
                 scores[index] += weight * factor
 
-        para_hits = all_hits = self._senses(text, self._hits(text))
-        aux = [
-            (m.start(), m.end(), SIDE_CUES[" ".join(m.group().split())])
-            for m in _AUX_RE.finditer(text)
-        ]
-        deferred = [
-            segment(clauses(), len(text), bisect.bisect_right(clauses(), start) - 1)
-            for start, _end, kinds in aux
-            if "defer" in kinds and "defer" not in off
-        ]
-        if deferred:
-            para_hits = [h for h in para_hits if not any(a <= h[0] < b for a, b in deferred)]
-        if verdict_sentence >= 0:
-            vs_start, vs_end = segment(sentence_starts, len(text), verdict_sentence)
-        else:
-            vs_start = vs_end = -1
-        para_counts: dict[str, tuple[int, float]] = {}
-        for offset, key, _weights in () if "keywords" in off else para_hits:
-            bonus = (
-                T.verdict_sentence_bonus
-                if vs_start <= offset < vs_end and "verdict-sentence" not in off
-                else 1.0
-            )
-            seen = para_counts.get(key)
-            if seen is None:
-                para_counts[key] = (1, bonus)
-            else:
-                para_counts[key] = (seen[0] + 1, bonus if bonus > seen[1] else seen[1])
-        for key, (count, top) in para_counts.items():
-            factor = top + T.repeat_bonus * (min(count, 4) - 1)
+        aux = [(m.start(), SIDE_CUES[" ".join(m.group().split())]) for m in _AUX_RE.finditer(text)]
+        para_counts: dict[str, int] = {}
+        for _offset, key, _weights in () if "keywords" in off else self._hits(text):
+            para_counts[key] = para_counts.get(key, 0) + 1
+        for key, count in para_counts.items():
+            factor = 1.0 + T.repeat_bonus * (min(count, 4) - 1)
             for index, weight in table[key]:
                 scores[index] += weight * factor
 
-        forced: set[int] = set()
-        model_title = None if "model-title" in off else self._model_title(title_text)
-        if model_title is not None:
-            # a note that adds or fixes a model is a models note, whatever words it uses
-            index = self.slugs.index(FALLBACK_ROLE)
-            forced.add(index)
-            if model_title == "fixes":
-                scores[index] = max(scores[index], T.min_score)
-
-        # ---- negative evidence: "X 工程师可略过", "与 X 无关", "not relevant to X"
         suppressed: set[int] = set()
-        for start, end, kinds in aux:
-            before = "before" in kinds
-            if (not before and "after" not in kinds) or "negative-evidence" in off:
-                continue
-            ci = bisect.bisect_right(clauses(), start) - 1
-            c_start, c_end = segment(clauses(), len(text), ci)
-            lo, hi = (c_start, start) if before else (end, c_end)
-            if before and _EXCEPT_SUBJECT.search(text, lo, hi):
-                continue  # "非量化方向的读者可略过": the roles named are the exception
-            for offset, _term, weights in all_hits:
-                if lo <= offset < hi:
-                    suppressed.update(index for index, _weight in weights)
 
         # ---- everyone else: "其余读者可略过", "nobody else needs to read this"
         others_verdict = others_cue.verdict if others_cue is not None else None
         if others_verdict is None and "everyone-else" not in off:
-            for start, _end, kinds in aux:
+            for start, kinds in aux:
                 if "others" not in kinds:
                     continue
                 lo = max(0, start - T.subject_lookback)
@@ -861,9 +663,7 @@ class Rules:
         elif named_verdicts or others_verdict is not None:
             verdict, confidence = Verdict.SKIM, Confidence.LOW
         else:
-            hint = None if "weak-hint" in off else weak_hint(title_text, text)
-            verdict = hint[0] if hint is not None else Verdict.SKIM
-            confidence = Confidence.LOW
+            verdict, confidence = Verdict.SKIM, Confidence.LOW
         if verdict is not Verdict.SKIP:
             suppressed.update(i for i, v in named_verdicts.items() if v is Verdict.SKIP)
 
@@ -883,10 +683,7 @@ class Rules:
             live = [(scores[i], i) for i in range(n_roles) if i not in suppressed]
             best = max((s for s, _ in live), default=0.0)
             threshold = max(T.min_score, T.relative_min * best)
-            chosen = sorted(
-                (i for s, i in live if s >= threshold or (i in forced and s >= T.min_score / 2)),
-                key=lambda i: (-scores[i], i),
-            )
+            chosen = sorted((i for s, i in live if s >= threshold), key=lambda i: (-scores[i], i))
             chosen += [i for i in positive_named if i not in chosen]
             if not chosen:
                 if best > 0:
@@ -897,8 +694,6 @@ class Rules:
                     verdict, confidence = Verdict.SKIP, Confidence.HIGH
                 else:
                     chosen = [self.slugs.index(self._fallback)]
-            # A note that announces a new model is first of all a models note.
-            chosen.sort(key=lambda i: i not in forced)
             if not use_general and positive_named:
                 chosen.sort(key=lambda i: positive_named.get(i) is not verdict)
             roles = [self.slugs[i] for i in chosen]
@@ -925,7 +720,7 @@ class Rules:
             excerpt=excerpt,
             verdict_confidence=confidence,
         )
-        return classification, (FALLBACK_ROLE,) if forced else ()
+        return classification
 
     def scores(self, title: str, paragraph: str) -> dict[str, float]:
         """Raw per-role evidence (title and paragraph hits only), for debugging."""
@@ -948,27 +743,20 @@ def _heading(text: str, starts: list[int], index: int) -> tuple[int, int] | None
     return None
 
 
-def _resolve(
-    text: str, cues: list[Cue], starts: list[int], contrast: bool = True
-) -> tuple[Cue, Verdict]:
+def _resolve(text: str, cues: list[Cue], starts: list[int]) -> tuple[Cue, Verdict]:
     """The verdict of the first sentence with a general cue, and the cue that decides it.
 
     Within that sentence the first cue leads; a negated deep cue followed by a skim cue is
-    a skim ("不必精读，快速浏览即可"), and after a contrast word ("但", "but") the later
-    cue wins ("Not worth a close read, but skim the new test").
+    a skim ("不必精读，快速浏览即可").
     """
     first = cues[0]
     index = bisect.bisect_right(starts, first.start) - 1
     end = segment(starts, len(text), index)[1]
     same = [c for c in cues if c.start < end]
     deciding, verdict = first, first.verdict
-    for prev, cue in itertools.pairwise(same):
-        if cue.verdict is verdict:
-            continue
+    for cue in same[1:]:
         if deciding.soft and verdict is Verdict.SKIP and cue.verdict is Verdict.SKIM:
             deciding, verdict = cue, Verdict.SKIM
-        elif contrast and CONTRAST.search(text, prev.end, cue.start):
-            deciding, verdict = cue, cue.verdict
     return deciding, verdict
 
 

@@ -123,7 +123,7 @@ def against(
 def phases(classifier: Classifier, notes: list[tuple[str, str]], rounds: int) -> dict[str, float]:
     """Each part of `Classifier.classify` timed on its own, over the same notes."""
     texts = [(normalise(t).lower(), p.strip(), normalise(p.strip()).lower()) for t, p in notes]
-    rules = [classifier.rules.classify(*note)[0] for note in texts]
+    rules = [classifier.rules.classify(*note) for note in texts]
     read = [read_clauses(text) for _, _, text in texts]
     weighed = [classifier.weigh(r[1], r[2]) for t, r in zip(texts, read, strict=True)]
     squares = [squared_counts(grams) for grams, _, _ in weighed]

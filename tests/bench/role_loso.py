@@ -31,7 +31,7 @@ from tests.labelled import DEV_SETS, NAMED_ROLES, load_set, score
 BLENDS = ((0.2, 0.4), (0.25, 0.4), (0.3, 0.4), (0.25, 0.5), (0.1, 0.5), (0.15, 0.6))
 MODEL_ALONE = 0.4  # the model alone: every role at or above this probability
 Probas = list[dict[str, float]]
-Chooser = Callable[[Classification, dict[str, float], tuple[str, ...]], Classification]
+Chooser = Callable[[Classification, dict[str, float]], Classification]
 
 
 def _fold(held: str) -> tuple[str, Probas]:
@@ -43,19 +43,15 @@ def _fold(held: str) -> tuple[str, Probas]:
     ]
 
 
-def _model_alone(
-    rules: Classification, proba: dict[str, float], _fixed: tuple[str, ...]
-) -> Classification:
+def _model_alone(rules: Classification, proba: dict[str, float]) -> Classification:
     order = sorted(proba, key=lambda r: (-proba[r], r))
     roles = tuple(r for r in order if proba[r] >= MODEL_ALONE) or (order[0],)
     return replace(rules, roles=roles, primary_role=roles[0])
 
 
 def _blend(keep: float, add: float) -> Chooser:
-    def run(
-        rules: Classification, proba: dict[str, float], fixed: tuple[str, ...]
-    ) -> Classification:
-        return role_model.blend(rules, proba, fixed, (keep, add))
+    def run(rules: Classification, proba: dict[str, float]) -> Classification:
+        return role_model.blend(rules, proba, (keep, add))
 
     return run
 
@@ -77,7 +73,7 @@ def main() -> None:
     with ProcessPoolExecutor(args.jobs) as pool:
         probas = dict(pool.map(_fold, held_out))
     columns: dict[str, Chooser] = {
-        "rules": lambda rules, _proba, _fixed: rules,
+        "rules": lambda rules, _proba: rules,
         f"model@{MODEL_ALONE}": _model_alone,
         **{f"blend{k},{a}": _blend(k, a) for k, a in BLENDS},
     }
@@ -88,17 +84,14 @@ def main() -> None:
     for held in held_out:
         notes = load_set(held)
         texts = [(n.title, n.paragraph.strip()) for n in notes]
-        read = [
+        rules = [
             classifier.rules.classify(normalise(t).lower(), p, normalise(p).lower())
             for t, p in texts
         ]
-        rules = [r for r, _ in read]
-        fixed = [f for _, f in read]
         cells = []
         for column, choose in columns.items():
             answers = {
-                n.title: choose(r, p, f)
-                for n, r, p, f in zip(notes, rules, probas[held], fixed, strict=True)
+                n.title: choose(r, p) for n, r, p in zip(notes, rules, probas[held], strict=True)
             }
             result = score(notes, _known(answers), taxonomy.slugs)
             named[column].append(result.named_macro_f1)

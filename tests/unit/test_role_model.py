@@ -236,8 +236,3 @@ def test_a_model_that_predicts_otherwise_is_stale() -> None:
     shifted = replace(model, intercept=tuple(b + 4.0 for b in model.intercept))
     moved = agreement(predictions(model, notes), predictions(shifted, notes))
     assert not moved.same and moved.flipped > 0
-
-
-def test_fixed_roles_stay() -> None:
-    got = blend(_rules(("models", "kernels")), _proba(models=0.01, kernels=0.9), ("models",))
-    assert got.roles == ("models", "kernels")
