@@ -11,25 +11,23 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from bot.classify.audience_model import AudienceModel, attend
-from bot.classify.audience_model import load_model as load_audience_model
-from bot.classify.role_model import TITLE_MARK, RoleModel
-from bot.classify.role_model import blend as blend_roles
-from bot.classify.role_model import load_model as load_role_model
+from bot.classify.models import (
+    TITLE_MARK,
+    AudienceModel,
+    RoleModel,
+    VerdictModel,
+    attend,
+    blend_roles,
+    blend_verdict,
+    load_audience_model,
+    load_role_model,
+    load_verdict_model,
+    packed,
+)
 from bot.classify.rules import Rules
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import normalise, read_clauses, squared_counts
-from bot.classify.verdict_model import VerdictModel, blend, load_model, packed
 from bot.domain import Classification
-
-__all__ = [
-    "CLASSIFIER_VERSION",
-    "MODEL_FILES",
-    "Classifier",
-    "build_classifier",
-    "classifier_fingerprint",
-    "classify",
-]
 
 
 class Classifier:
@@ -43,15 +41,13 @@ class Classifier:
         off: frozenset[str] = frozenset(),
         models: tuple[VerdictModel, RoleModel, AudienceModel] | None = None,
     ) -> None:
-        """`audience_model=False` leaves audience-specific verdicts to the rules alone, `off`
-        leaves rule families out, `models` replaces the shipped verdict, role and audience
-        models (all for evaluation)."""
+        """For evaluation: `audience_model=False` leaves audience-specific verdicts to the
+        rules, `off` leaves rule families out, `models` replaces the shipped models."""
         self.taxonomy = taxonomy
         self.slugs = taxonomy.slugs
         self.rules = Rules(taxonomy, off)
-        verdicts, roles, audience = models or (load_model(), load_role_model(), None)
-        self._model = verdicts
-        self._role_model = roles
+        verdicts, roles, audience = models or (load_verdict_model(), load_role_model(), None)
+        self._model, self._role_model = verdicts, roles
         self._audience = (audience or load_audience_model()) if audience_model else None
         # Each paragraph feature's role weights, then its packed verdict weights (zeros where
         # a model does not know it): one look-up a feature for both models.
@@ -80,8 +76,8 @@ class Classifier:
         proba = self._role_model.proba_of(title_text, grams, squares, sums)
         if self._role_filter is not None:
             proba = {r: p for r, p in proba.items() if r in self._role_filter}
-        roles = blend_roles(by_rules, proba)
-        got = blend(roles, self._model.proba_of(grams, squares, complex(sums[-2], sums[-1])))
+        reading = self._model.proba_of(grams, squares, complex(sums[-2], sums[-1]))
+        got = blend_verdict(blend_roles(by_rules, proba), reading)
         if self._audience is not None:
             attention = attend(text, self._role_model, (parts, clause_grams, totals))
             got = self._audience.refine(got, attention, self._split_roles)
@@ -125,9 +121,8 @@ class Classifier:
         return self.rules.scores(title, paragraph)
 
 
-# --------------------------------------------------------------------------- cache
-
-# Classifiers by their taxonomy's digest (its roles): immutable data under an explicit key.
+# Classifiers by their taxonomy's digest (its roles): immutable data under an explicit key,
+# the oldest of _CACHE_SIZE dropped first.
 _CACHE: dict[str, Classifier] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 8
@@ -135,16 +130,14 @@ _CACHE_SIZE = 8
 
 def build_classifier(taxonomy: Taxonomy) -> Classifier:
     """The compiled classifier for `taxonomy` (built once per set of roles)."""
-    key = taxonomy.digest
-    found = _CACHE.get(key)
-    if found is not None:
-        return found
-    classifier = Classifier(taxonomy)
-    with _CACHE_LOCK:
-        if len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = classifier
-    return classifier
+    found = _CACHE.get(taxonomy.digest)
+    if found is None:
+        found = Classifier(taxonomy)
+        with _CACHE_LOCK:
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[taxonomy.digest] = found
+    return found
 
 
 def classify(title: str, paragraph: str, taxonomy: Taxonomy) -> Classification:

@@ -57,39 +57,30 @@ def segment(starts: list[int], text_len: int, index: int) -> tuple[int, int]:
 
 
 def squeeze(term: str) -> str:
-    """`term` without its whitespace: the key phrases are matched by ("close read" is
-    "closeread")."""
+    """`term` without its whitespace, as key phrases are matched ("closeread")."""
     return "".join(term.split())
 
 
-# A verdict cue's clause and sentence stops (the clause starts after the space that follows
-# a full stop; a sentence ends at a full stop before a space or at the end).
+# A verdict cue's clause stops (the clause starts after the space that follows a full stop).
 CLAUSE_STOP = re.compile(r"[,;:。!?\n]|\.\s|——| — |→|->")
-SENTENCE_STOP = re.compile(r"[。!?\n]|\.(?:\s|$)")
 
-# The clauses the audience model reads a note by.
-# Clause ends: punctuation in both languages (a full stop only before a space: "fp8.py",
-# "3.13"), dashes, and the contrast words. Every alternative starts with a character or a
-# set ("b(?<!\wb)ut" is "\bbut"), so the scan rejects most positions at once.
+# The ends of the clauses the models read a note by: punctuation in both languages (a full
+# stop only before a space: "fp8.py", "3.13"), dashes, and the contrast words. Every
+# alternative starts with a character or a set ("b(?<!\wb)ut" is "\bbut"), so the scan
+# rejects most positions at once.
 MODEL_CLAUSE_END = re.compile(
     r"[。；;！？!?，,：:\n]|\.(?:\s|$)|\s[-—–]+\s"
     r"|b(?<!\wb)ut\b|h(?<!\wh)owever\b|w(?<!\ww)hereas\b|但是?|不过"
 )
-
-
-def clauses(text: str) -> list[str]:
-    """The clauses of a normalised, lower-cased paragraph, empty ones left out."""
-    return [c for c in MODEL_CLAUSE_END.split(text) if c.strip()]
-
-
 _CLAUSE_PIECES = re.compile(f"({MODEL_CLAUSE_END.pattern})")  # the clauses and their ends
 
 
 def read_clauses(text: str) -> tuple[list[str], list[list[str]], list[int | list[str]]]:
-    """The `clauses` of a normalised, lower-cased paragraph, the `features` of each, and the
-    paragraph's in pieces: a clause's (its index), or a stretch's between punctuation tokens
-    where its clauses' joined differ (at a contrast word, a clause without features, or "。",
-    a dash or a newline between two English words, which the paragraph pairs)."""
+    """The clauses of a normalised, lower-cased paragraph (none empty), the `features` of
+    each, and the paragraph's in pieces: a clause's (its index), or a stretch's between
+    punctuation tokens where its clauses' joined differ (at a contrast word, a clause
+    without features, or "。", a dash or a newline between two English words, which the
+    paragraph pairs)."""
     parts: list[str] = []
     grams: list[list[str]] = []
     paragraph: list[int | list[str]] = []
@@ -116,11 +107,10 @@ def read_clauses(text: str) -> tuple[list[str], list[list[str]], list[int | list
 
 # --------------------------------------------------------------------------- negators
 
-# Negators, scoped to the few words before a cue inside its clause. Words that only look
-# negative are excluded: 不仅/不只/不光/不但 (not only), 不错/不少, 不妨 (might as well),
-# 特别/区别 (别 inside a word), 并非 is a negator but 无非 is not.
-_MORE_WORDS: tuple[str, ...] = ("不只", "不仅", "不止", "不光", "不单", "not just", "not only")
-_MORE_WORDS += ("not merely", "more than")
+# Negators, scoped to the few words before a cue inside its clause, by kind.
+_MORE_WORDS = (
+    "不只", "不仅", "不止", "不光", "不单", "not just", "not only", "not merely", "more than",
+)  # fmt: skip
 _NEED_WORDS = (
     "不必", "无需", "无须", "不用", "用不着", "不需要", "没必要", "不值得", "不太值得", "犯不着",
     "no need", "no need to", "no need for", "not worth", "needn't", "need not", "don't need",
@@ -157,29 +147,20 @@ def negator(window: str) -> str | None:
     """
     found = None
     for m in _NEG_RE.finditer(window):
-        word = squeeze(m.group())
-        if word in _NOT_NEGATORS:
-            continue
-        phrase = _NEG_BY_KEY.get(word)
+        phrase = _NEG_BY_KEY.get(squeeze(m.group()))
         if phrase is None:
-            continue
+            continue  # only looks negative (_NOT_NEGATORS)
         s, e = m.span()
+        gap = window[e:]
         if phrase[0] in ASCII_ALNUM:
-            if s > 0 and window[s - 1] in ASCII_ALNUM:
-                continue
-            if e < len(window) and window[e] in ASCII_ALNUM:
-                continue
-            gap = window[e:]
+            if (s > 0 and window[s - 1] in ASCII_ALNUM) or gap[:1] in ASCII_ALNUM:
+                continue  # inside a word
             if len(gap.split()) > 4 or any(c in _GAP_STOP for c in gap):
                 continue
-        else:
-            if phrase == "别" and (
-                (s > 0 and window[s - 1] in _BIE_WORDS) or window[e : e + 1] == "的"
-            ):
-                continue  # 特别, 区别; 别的 (other)
-            gap = window[e:]
-            if len(gap.strip()) > 6 or any(c in _GAP_STOP for c in gap):
-                continue
+        elif phrase == "别" and ((s > 0 and window[s - 1] in _BIE_WORDS) or gap[:1] == "的"):
+            continue  # 特别, 区别; 别的 (other)
+        elif len(gap.strip()) > 6 or any(c in _GAP_STOP for c in gap):
+            continue
         found = _NEG_KIND[phrase]
     return found
 

@@ -24,15 +24,13 @@ import argparse
 import pickle
 from pathlib import Path
 
-from bot.classify.audience_model import AudienceModel
+from bot.classify.models import AudienceModel, RoleModel, VerdictModel
 from bot.classify.pipeline import Classifier
-from bot.classify.role_model import RoleModel
 from bot.classify.rules import FAMILIES
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.train.audiences import train as train_audience
 from bot.classify.train.roles import train as train_roles
 from bot.classify.train.verdicts import train as train_verdicts
-from bot.classify.verdict_model import VerdictModel
 from bot.domain import Classification
 from tests.labelled import DEV_SETS, VALIDATION_SETS, Labelled, SetScore, load_set, score
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.classify import Classifier, build_classifier
-from bot.classify.audience_model import attend
+from bot.classify.models import attend
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import normalise, read_clauses, squared_counts
 from tests.bench.corpus import base_notes

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
-from bot.classify import build_classifier, role_model
+from bot.classify import build_classifier
+from bot.classify.models import blend_roles
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import features, normalise
 from bot.classify.train.roles import train
@@ -51,7 +52,7 @@ def _model_alone(rules: Classification, proba: dict[str, float]) -> Classificati
 
 def _blend(keep: float, add: float) -> Chooser:
     def run(rules: Classification, proba: dict[str, float]) -> Classification:
-        return role_model.blend(rules, proba, (keep, add))
+        return blend_roles(rules, proba, (keep, add))
 
     return run
 

@@ -7,11 +7,11 @@ in tests/labelled.py: the main verdict and every audience-specific verdict right
 - rules: the rules alone. They were written while reading the development sets, so on a
   set the rules were tuned on this column is optimistic;
 - model: the model's verdict with the rules' audience-specific verdicts;
-- shipped: rules and model blended as `bot.classify.verdict_model.blend` does in production (the
+- shipped: rules and model blended as `bot.classify.models.blend_verdict` does in production (the
   learned blend itself is the shipped one, fitted on out-of-fold readings of every
   development set, this one included: a few numbers read, so slightly optimistic);
 - audience (with --audience, slower): shipped, then each group's own verdict from the
-  audience model (`bot.classify.audience_model`), itself trained on every set but the one left out.
+  audience model (`bot.classify.models`), itself trained on every set but the one left out.
 
 Each cell is the verdict accuracy, with the accuracy of the main verdict alone in brackets.
 
@@ -28,13 +28,11 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.classify import build_classifier
-from bot.classify.audience_model import attend
-from bot.classify.role_model import load_model as load_role_model
+from bot.classify.models import VerdictModel, attend, blend_verdict, load_role_model
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import normalise
 from bot.classify.train.audiences import train as train_audience
 from bot.classify.train.verdicts import train
-from bot.classify.verdict_model import VerdictModel, blend
 from bot.domain import Classification
 from tests.labelled import DEV_SETS, load_set, score
 
@@ -85,7 +83,7 @@ def main() -> None:
             text = normalise(n.paragraph.strip()).lower()
             answers["rules"][n.title] = rules
             answers["model"][n.title] = _model_only(rules, model, text)
-            answers["shipped"][n.title] = blend(rules, model.proba(text))
+            answers["shipped"][n.title] = blend_verdict(rules, model.proba(text))
             if audience is not None:
                 answers["audience"][n.title] = audience.refine(
                     answers["shipped"][n.title],

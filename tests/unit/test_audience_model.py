@@ -9,19 +9,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.classify import Classifier
-from bot.classify.audience_model import (
+from bot.classify.models import (
     OTHERS,
     Attention,
     AudienceModel,
     attend,
-    load_model,
-    pair_features,
+    load_audience_model,
+    load_role_model,
 )
-from bot.classify.role_model import load_model as load_role_model
 from bot.classify.settings import THRESHOLDS
 from bot.classify.taxonomy import load_taxonomy
-from bot.classify.text import clauses, features, normalise, read_clauses
+from bot.classify.text import MODEL_CLAUSE_END, features, normalise, read_clauses
 from bot.classify.train.audiences import main as train_main
+from bot.classify.train.audiences import pair_features
 from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import DEV_SETS, VALIDATION_SETS, load_set, verdict_right
 
@@ -30,6 +30,11 @@ CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
 
 def _text(paragraph: str) -> str:
     return normalise(paragraph).lower()
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of a paragraph, by a plain split (`read_clauses` must find the same)."""
+    return [c for c in MODEL_CLAUSE_END.split(text) if c.strip()]
 
 
 def test_clauses_end_at_punctuation_in_both_languages_and_at_contrast_words() -> None:
@@ -97,7 +102,7 @@ def test_a_role_weighs_most_the_clause_that_speaks_of_it() -> None:
 
 
 def test_the_fast_reader_gives_the_same_probabilities_as_the_features() -> None:
-    model = load_model()
+    model = load_audience_model()
     role_model = load_role_model()
     checked = 0
     for label in load_set("dev42")[:25]:

@@ -9,22 +9,21 @@ from pathlib import Path
 import pytest
 
 from bot.classify import build_classifier
-from bot.classify.role_model import (
-    MODEL_PATH,
+from bot.classify.models import (
+    ROLE_MODEL_PATH,
     TITLE_MARK,
     RoleModel,
-    blend,
+    blend_roles,
     column_sums,
-    load_model,
-    note_features,
+    load_role_model,
+    load_verdict_model,
 )
 from bot.classify.settings import THRESHOLDS
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import features, normalise, read_clauses
-from bot.classify.train.model_files import agreement
+from bot.classify.train.model_files import agreement, model_json
 from bot.classify.train.roles import main as train_main
-from bot.classify.train.roles import predictions
-from bot.classify.verdict_model import load_model as load_verdict_model
+from bot.classify.train.roles import note_features, predictions
 from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import load_set
 
@@ -43,7 +42,7 @@ def test_the_classifiers_joint_weight_sums_give_each_model_the_same_figures() ->
     """One look-up per feature for both models, the paragraph's sums going on from clause to
     clause: the same additions in the same order, so exactly the same probabilities."""
     classifier = build_classifier(load_taxonomy(None))
-    role_model, verdict_model = load_model(), load_verdict_model()
+    role_model, verdict_model = load_role_model(), load_verdict_model()
     for note in load_set("dev42")[:40]:
         title, text = normalise(note.title).lower(), normalise(note.paragraph.strip()).lower()
         _, clause_grams, pieces = read_clauses(text)
@@ -87,7 +86,7 @@ def test_counts_are_normalised() -> None:
 def test_proba_is_the_regression_over_the_note_features() -> None:
     """The title's features are scored apart from the paragraph's, exactly as if the
     marked `note_features` of the note were scored."""
-    model = load_model()
+    model = load_role_model()
     title = "fused moe kernel: fix fp8 scales"
     paragraph = "不必精读. fixes the fp8 moe kernel scales"
     grams = note_features(title, features(paragraph))
@@ -104,7 +103,7 @@ def test_proba_is_the_regression_over_the_note_features() -> None:
 
 def test_model_file_round_trip() -> None:
     model = _model({"a": (1.0, -0.5, 0.0), "读": (0.0, 2.0, -2.0)}, bias=-1.5)
-    text = model.to_json()
+    text = model_json(model)
     assert '"a":[1,-0.5,0]' in text  # whole weights are written short
     assert RoleModel.from_json(text) == model
     with pytest.raises(ValueError, match="format"):
@@ -133,17 +132,17 @@ def _proba(**given: float) -> dict[str, float]:
 
 def test_blend_keeps_the_rules_when_the_model_agrees() -> None:
     rules = _rules(("kernels", "models"))
-    assert blend(rules, _proba(kernels=0.9, models=THRESHOLDS.role_keep_min)) is rules
+    assert blend_roles(rules, _proba(kernels=0.9, models=THRESHOLDS.role_keep_min)) is rules
 
 
 def test_blend_drops_a_role_the_model_finds_unlikely_and_keeps_the_rules_order() -> None:
-    got = blend(_rules(("kernels", "models", "hardware")), _proba(models=0.9, hardware=0.5))
+    got = blend_roles(_rules(("kernels", "models", "hardware")), _proba(models=0.9, hardware=0.5))
     assert got.roles == ("models", "hardware")
     assert got.primary_role == "models"
 
 
 def test_blend_adds_a_role_the_model_is_fairly_sure_of() -> None:
-    got = blend(
+    got = blend_roles(
         _rules(("kernels",)),
         _proba(
             kernels=0.9, hardware=THRESHOLDS.role_add_min, models=THRESHOLDS.role_add_min - 0.01
@@ -155,19 +154,19 @@ def test_blend_adds_a_role_the_model_is_fairly_sure_of() -> None:
 
 def test_a_role_with_its_own_reading_verdict_stays() -> None:
     rules = _rules(("kernels", "models"), Verdict.SKIP, kernels=Verdict.DEEP)
-    got = blend(rules, _proba(models=0.9))
+    got = blend_roles(rules, _proba(models=0.9))
     assert got.roles == ("kernels", "models")
 
 
 def test_a_role_told_to_skip_is_not_added() -> None:
     rules = _rules(("kernels",), Verdict.DEEP, hardware=Verdict.SKIP)
-    got = blend(rules, _proba(kernels=0.9, hardware=0.95, models=0.9))
+    got = blend_roles(rules, _proba(kernels=0.9, hardware=0.95, models=0.9))
     assert got.roles == ("kernels", "models")
 
 
 def test_blend_never_leaves_a_note_without_a_role() -> None:
     rules = _rules(("models", "hardware"), Verdict.DEEP, kernels=Verdict.SKIP)
-    got = blend(rules, _proba(models=0.01, hardware=0.1, kernels=0.9))
+    got = blend_roles(rules, _proba(models=0.01, hardware=0.1, kernels=0.9))
     assert got.roles == ("hardware",)  # the rules' role the model finds likeliest
     assert got.primary_role == "hardware"
 
@@ -175,14 +174,14 @@ def test_blend_never_leaves_a_note_without_a_role() -> None:
 def test_a_model_sure_of_no_role_drops_none() -> None:
     rules = _rules(("models", "hardware"))
     unsure = _proba(models=0.01, hardware=0.3, kernels=THRESHOLDS.role_add_min - 0.01)
-    assert blend(rules, unsure) is rules
+    assert blend_roles(rules, unsure) is rules
     sure = _proba(models=0.01, hardware=0.3, kernels=THRESHOLDS.role_add_min)
-    assert blend(rules, sure).roles == ("hardware", "kernels")
+    assert blend_roles(rules, sure).roles == ("hardware", "kernels")
 
 
 def test_roles_the_model_does_not_know_are_left_to_the_rules() -> None:
     rules = _rules(("team-role", "kernels"))
-    assert blend(rules, _proba(kernels=0.9)) is rules
+    assert blend_roles(rules, _proba(kernels=0.9)) is rules
 
 
 def test_a_team_taxonomy_gets_no_role_it_does_not_define(tmp_path: Path) -> None:
@@ -201,19 +200,19 @@ def test_a_team_taxonomy_gets_no_role_it_does_not_define(tmp_path: Path) -> None
 
 def test_the_classifier_blends_the_rules_with_the_shipped_model() -> None:
     classifier = build_classifier(load_taxonomy())
-    model = load_model()
+    model = load_role_model()
     title, paragraph = "Fix the Dockerfile for CUDA 12.4", "The image build pins the wheel."
     rules = classifier.classify_by_rules(title, paragraph)
     proba = model.proba(title.lower(), paragraph.lower())
-    assert classifier.classify(title, paragraph).roles == blend(rules, proba).roles
+    assert classifier.classify(title, paragraph).roles == blend_roles(rules, proba).roles
     assert proba["release-infra"] > THRESHOLDS.role_add_min
 
 
 def test_the_shipped_model_loads_once_and_stays_small() -> None:
-    assert load_model() is load_model()
-    assert load_model().roles == load_taxonomy().slugs
-    assert len(load_model().weights) > 1000
-    assert MODEL_PATH.stat().st_size < 1_500_000
+    assert load_role_model() is load_role_model()
+    assert load_role_model().roles == load_taxonomy().slugs
+    assert len(load_role_model().weights) > 1000
+    assert ROLE_MODEL_PATH.stat().st_size < 1_500_000
 
 
 @pytest.mark.slow
@@ -228,9 +227,9 @@ def test_a_model_that_predicts_otherwise_is_stale() -> None:
     """--check compares predictions: a round trip through the file predicts the same, a
     shifted intercept flips decisions and is told apart."""
     notes = load_set("dev3")
-    model = load_model()
+    model = load_role_model()
     same = agreement(
-        predictions(model, notes), predictions(model.from_json(model.to_json()), notes)
+        predictions(model, notes), predictions(model.from_json(model_json(model)), notes)
     )
     assert same.same and same.flipped == 0
     shifted = replace(model, intercept=tuple(b + 4.0 for b in model.intercept))

@@ -7,20 +7,21 @@ import math
 import pytest
 
 from bot.classify import Classifier, build_classifier
+from bot.classify.models import (
+    BlendModel,
+    Reading,
+    VerdictModel,
+    blend_features,
+    blend_verdict,
+    load_blend,
+    load_verdict_model,
+)
 from bot.classify.settings import THRESHOLDS
 from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.classify.text import features, normalise
 from bot.classify.train.blend import main as train_blend_main
+from bot.classify.train.model_files import model_json
 from bot.classify.train.verdicts import main as train_main
-from bot.classify.verdict_model import (
-    BlendModel,
-    Reading,
-    VerdictModel,
-    blend,
-    blend_features,
-    load_blend,
-    load_model,
-)
 from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import VALIDATION_SETS, load_set
 
@@ -97,18 +98,19 @@ def test_in_a_short_note_a_sure_rule_stands_and_the_blend_is_never_sure() -> Non
     short_skip = model.proba("skip skip skip")
     assert short_skip.short and not model.proba(_words(THRESHOLDS.short_features)).short
     sure = _rules(Verdict.DEEP, Confidence.HIGH)
-    assert blend(sure, short_skip, _blend_giving(0.01, 0.01, 0.98)) is sure
+    assert blend_verdict(sure, short_skip, _blend_giving(0.01, 0.01, 0.98)) is sure
     unsure = _rules(Verdict.SKIM, Confidence.LOW)
-    got = blend(unsure, short_skip, _blend_giving(0.01, 0.01, 0.98))
+    got = blend_verdict(unsure, short_skip, _blend_giving(0.01, 0.01, 0.98))
     assert (got.verdict, got.verdict_confidence) == (Verdict.SKIP, Confidence.LOW)
     short_deep = model.proba("deep deep deep")
-    assert blend(unsure, short_deep, _blend_giving(0.98, 0.01, 0.01)) is unsure  # never deep
-    assert blend(unsure, short_skip, _blend_giving(0.1, 0.2, 0.7)) is unsure  # not sure enough
+    # never deep, and never a verdict it is not sure enough of
+    assert blend_verdict(unsure, short_deep, _blend_giving(0.98, 0.01, 0.01)) is unsure
+    assert blend_verdict(unsure, short_skip, _blend_giving(0.1, 0.2, 0.7)) is unsure
 
 
 def test_model_file_round_trip() -> None:
     model = _model({"a": (1.0, -0.5, 0.25), "读": (0.0, 2.0, -2.0)})
-    again = VerdictModel.from_json(model.to_json())
+    again = VerdictModel.from_json(model_json(model))
     assert again == model
     with pytest.raises(ValueError, match="format"):
         VerdictModel.from_json('{"format": 99}')
@@ -139,12 +141,12 @@ def _blend_giving(deep: float, skim: float, skip: float) -> BlendModel:
 
 def test_blend_keeps_the_rules_when_it_agrees_with_them() -> None:
     sure = _rules(Verdict.SKIP, Confidence.HIGH, hardware=Verdict.DEEP)
-    assert blend(sure, _proba(0.1, 0.2, 0.7), _blend_giving(0.05, 0.1, 0.85)) is sure
+    assert blend_verdict(sure, _proba(0.1, 0.2, 0.7), _blend_giving(0.05, 0.1, 0.85)) is sure
 
 
 def test_blend_overrules_and_drops_audience_verdicts_equal_to_the_new_one() -> None:
     sure = _rules(Verdict.SKIP, Confidence.HIGH, kernels=Verdict.SKIM, hardware=Verdict.DEEP)
-    got = blend(
+    got = blend_verdict(
         sure, _proba(0.05, 0.9, 0.05), _blend_giving(0.05, THRESHOLDS.verdict_sure_min + 0.05, 0.1)
     )
     assert (got.verdict, got.verdict_confidence) == (Verdict.SKIM, Confidence.HIGH)
@@ -153,18 +155,18 @@ def test_blend_overrules_and_drops_audience_verdicts_equal_to_the_new_one() -> N
 
 def test_blend_is_low_confidence_below_sure_min() -> None:
     sure = _rules(Verdict.SKIP, Confidence.HIGH)
-    got = blend(sure, _proba(0.1, 0.2, 0.7), _blend_giving(0.1, 0.2, 0.7))
+    got = blend_verdict(sure, _proba(0.1, 0.2, 0.7), _blend_giving(0.1, 0.2, 0.7))
     assert (got.verdict, got.verdict_confidence) == (Verdict.SKIP, Confidence.LOW)
 
 
 def test_blend_never_gives_deep_on_weak_evidence() -> None:
     sure = _rules(Verdict.DEEP, Confidence.HIGH, hardware=Verdict.SKIM)
-    got = blend(
+    got = blend_verdict(
         sure, _proba(0.45, 0.3, 0.25), _blend_giving(THRESHOLDS.deep_min - 0.05, 0.3, 0.25 + 0.05)
     )
     assert (got.verdict, got.verdict_confidence) == (Verdict.SKIM, Confidence.LOW)
     assert got.role_verdicts == {}  # hardware's skim is now the note's verdict
-    middling = blend(sure, _proba(0.6, 0.3, 0.1), _blend_giving(0.6, 0.3, 0.1))
+    middling = blend_verdict(sure, _proba(0.6, 0.3, 0.1), _blend_giving(0.6, 0.3, 0.1))
     assert (middling.verdict, middling.verdict_confidence) == (Verdict.DEEP, Confidence.LOW)
 
 
@@ -185,9 +187,10 @@ def test_the_shipped_blend_weighs_both_readings() -> None:
     """A sure rule and an agreeing model give a sure verdict; a sure rule against a model
     sure of another verdict yields; on its own, each reading moves the blend its way."""
     shipped = load_blend()
-    agree = blend(_rules(Verdict.DEEP, Confidence.HIGH), _proba(0.9, 0.05, 0.05), shipped)
+    sure = _rules(Verdict.DEEP, Confidence.HIGH)
+    agree = blend_verdict(sure, _proba(0.9, 0.05, 0.05), shipped)
     assert (agree.verdict, agree.verdict_confidence) == (Verdict.DEEP, Confidence.HIGH)
-    against = blend(_rules(Verdict.DEEP, Confidence.HIGH), _proba(0.01, 0.01, 0.98), shipped)
+    against = blend_verdict(sure, _proba(0.01, 0.01, 0.98), shipped)
     assert against.verdict is Verdict.SKIP
     flat = _proba(1 / 3, 1 / 3, 1 / 3)
     for verdict in Verdict:
@@ -200,7 +203,7 @@ def test_the_blend_beats_the_rules_and_matches_the_model_on_the_validation_sets(
 ) -> None:
     """Aggregate only: the main verdict of the shipped classifier against each reading alone."""
     classifier = Classifier(taxonomy)
-    model = load_model()
+    model = load_verdict_model()
     notes = [n for name in VALIDATION_SETS[:5] for n in load_set(name)]
     shipped = rules = alone = 0
     for n in notes:
@@ -230,8 +233,8 @@ def test_the_shipped_classifier_reads_plain_recommendations(
 
 
 def test_the_shipped_model_loads_once() -> None:
-    assert load_model() is load_model()
-    assert len(load_model().weights) > 1000
+    assert load_verdict_model() is load_verdict_model()
+    assert len(load_verdict_model().weights) > 1000
 
 
 @pytest.mark.slow

@@ -15,9 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.classify.audience_model import MODEL_PATH, OTHERS, AudienceModel, attend, pair_features
-from bot.classify.role_model import RoleModel
-from bot.classify.role_model import load_model as load_role_model
+from bot.classify.models import (
+    AUDIENCE_MODEL_PATH,
+    MOST,
+    OTHERS,
+    Attention,
+    AudienceModel,
+    RoleModel,
+    attend,
+    load_role_model,
+    spread,
+)
 from bot.classify.text import normalise
 from bot.classify.train.labelled import Labelled, development_notes
 from bot.classify.train.model_files import (
@@ -33,6 +41,21 @@ C = 5.0  # inverse L2 strength, chosen on the validation sets
 MIN_ROWS = 3  # a feature seen in fewer training rows is dropped
 PRUNE = 0.1  # weights whose largest magnitude is below this are left out of the file
 DIGITS = 3
+
+
+def pair_features(attention: Attention, role: str) -> dict[str, float]:
+    """The note's features weighed by how much each clause speaks of `role`: each clause's
+    l2-normalised counts times its share, marked by where the clause stands ("a:" the
+    clause itself, "n:" the next, "p:" the previous); and the largest share ("most").
+    `AudienceModel.reader` gives the same probabilities without building them."""
+    out: dict[str, float] = {}
+    for mark, i, weight in spread(attention, role):
+        unit = weight / attention.norms[i]
+        for gram in attention.grams[i]:
+            key = mark + gram
+            out[key] = out.get(key, 0.0) + unit
+    out[MOST] = attention.most(role)
+    return out
 
 
 def examples(
@@ -70,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     return write_or_check(
         argv,
         __doc__,
-        MODEL_PATH,
+        AUDIENCE_MODEL_PATH,
         lambda: fit(rows, labels),
         AudienceModel.from_json,
         lambda model: softmax_predictions(model, rows),

@@ -15,6 +15,7 @@ Retrain after the verdict model's training data or features change.
 from __future__ import annotations
 
 from bot.classify import Classifier
+from bot.classify.models import BLEND_PATH, BlendModel, blend_features
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import normalise
 from bot.classify.train.labelled import DEV_SETS, load_set
@@ -25,7 +26,6 @@ from bot.classify.train.model_files import (
     write_or_check,
 )
 from bot.classify.train.verdicts import train as train_verdict
-from bot.classify.verdict_model import BLEND_PATH, BlendModel, blend_features
 from bot.domain import Confidence, Verdict
 
 CLASSES = VERDICT_CLASSES

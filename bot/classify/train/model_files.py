@@ -8,30 +8,40 @@ import hashlib
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
-from bot.classify.verdict_model import VerdictWeights
+from bot.classify.models import FORMAT, RoleModel, VerdictWeights
 from bot.domain import Verdict
 
 # The label order of every three-verdict model (verdict, blend, audience).
 VERDICT_CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
 
 
-class ModelFile(Protocol):
-    @property
-    def intercept(self) -> tuple[float, ...]: ...
-
-    @property
-    def weights(self) -> Mapping[str, Sequence[float]]: ...
-
-    def to_json(self) -> str: ...
+M = TypeVar("M", bound=RoleModel | VerdictWeights)
 
 
-M = TypeVar("M", bound=ModelFile)
+def model_json(model: RoleModel | VerdictWeights) -> str:
+    """The model file that `from_json` reads (a role model's whole weights written short)."""
+    weights = sorted(model.weights.items())
+    if isinstance(model, RoleModel):
+        labels = ("roles", list(model.roles))
+        rows: dict[str, list[float]] = {
+            g: [int(x) if x == int(x) else x for x in w] for g, w in weights
+        }
+    else:
+        labels = ("classes", [v.value for v in model.classes])
+        rows = {g: list(w) for g, w in weights}
+    body = {
+        "format": FORMAT,
+        labels[0]: labels[1],
+        "intercept": list(model.intercept),
+        "weights": rows,
+    }
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 # --check refits a model and compares what the two models predict on the labelled sets, not
@@ -137,7 +147,7 @@ def write_or_check(
     args = parser.parse_args(argv)
     model = fit()
     if not args.check:
-        args.out.write_text(model.to_json(), encoding="utf-8")
+        args.out.write_text(model_json(model), encoding="utf-8")
         if args.out.resolve().parent == MANIFEST.parent:
             record_training(args.out)
         print(f"wrote {args.out}: {len(model.weights)} features")

@@ -13,7 +13,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from bot.classify.role_model import MODEL_PATH, RoleModel, note_features
+from bot.classify.models import ROLE_MODEL_PATH, TITLE_MARK, RoleModel
+from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import features, normalise
 from bot.classify.train.labelled import Labelled, development_notes
@@ -23,6 +24,13 @@ C = 8.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/role_lo
 MIN_NOTES = 2  # a feature seen in fewer training notes is dropped
 PRUNE = 0.1  # weights of smaller magnitude are zero; features with none left are dropped
 DIGITS = 2
+
+
+def note_features(title: str, grams: list[str]) -> list[str]:
+    """The features of a note: its paragraph's `features` and its normalised, lower-cased
+    title's, marked (`RoleModel.proba_of` reads a note so without building them)."""
+    marked = [TITLE_MARK + g for g in features(title)]
+    return grams + marked * T.title_repeat
 
 
 def vector(title: str, paragraph: str) -> dict[str, float]:
@@ -85,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     return write_or_check(
         argv,
         __doc__ or "",
-        MODEL_PATH,
+        ROLE_MODEL_PATH,
         fit,
         RoleModel.from_json,
         lambda model: predictions(model, notes),

@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
+from bot.classify.models import VERDICT_MODEL_PATH, VerdictModel
 from bot.classify.text import features, normalise
 from bot.classify.train.labelled import Labelled, development_notes
 from bot.classify.train.model_files import (
@@ -21,7 +22,6 @@ from bot.classify.train.model_files import (
     softmax_predictions,
     write_or_check,
 )
-from bot.classify.verdict_model import MODEL_PATH, VerdictModel
 from bot.domain import Verdict
 
 CLASSES = VERDICT_CLASSES
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     return write_or_check(
         argv,
         __doc__,
-        MODEL_PATH,
+        VERDICT_MODEL_PATH,
         lambda: train(notes),
         VerdictModel.from_json,
         lambda model: softmax_predictions(model, (vector(n.paragraph) for n in notes)),
