@@ -21,7 +21,6 @@ main verdict, or `--min-f1` of named-role or all-role F1, on the ground scored.
 from __future__ import annotations
 
 import argparse
-import pickle
 from pathlib import Path
 
 from bot.classify.models import AudienceModel, RoleModel, VerdictModel
@@ -29,6 +28,7 @@ from bot.classify.pipeline import Classifier
 from bot.classify.rules import FAMILIES
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.train.audiences import train as train_audience
+from bot.classify.train.model_files import model_json
 from bot.classify.train.roles import train as train_roles
 from bot.classify.train.verdicts import train as train_verdicts
 from bot.domain import Classification
@@ -44,16 +44,24 @@ def _pooled(
 def _fold_models(
     held: str, sets: dict[str, list[Labelled]], slugs: tuple[str, ...], cache: Path | None
 ) -> tuple[VerdictModel, RoleModel, AudienceModel]:
-    """The verdict, role and audience models trained on every development set but `held`."""
-    path = cache / f"{held}.pickle" if cache else None
-    if path is not None and path.exists():
-        return pickle.loads(path.read_bytes())  # type: ignore[no-any-return]
+    """The verdict, role and audience models trained on every development set but `held`,
+    kept in `cache` as model files (`held`-verdict.json, -role.json, -audience.json)."""
+    paths = (
+        [cache / f"{held}-{kind}.json" for kind in ("verdict", "role", "audience")] if cache else []
+    )
+    if paths and all(p.exists() for p in paths):
+        text = [p.read_text(encoding="utf-8") for p in paths]
+        return (
+            VerdictModel.from_json(text[0]),
+            RoleModel.from_json(text[1]),
+            AudienceModel.from_json(text[2]),
+        )
     rest = [n for name in DEV_SETS if name != held for n in sets[name]]
     roles = train_roles(rest, slugs)
     models = (train_verdicts(rest), roles, train_audience(rest, roles))
-    if path is not None:
+    for path, model in zip(paths, models, strict=True):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(pickle.dumps(models))
+        path.write_text(model_json(model), encoding="utf-8")
     return models
 
 
@@ -61,7 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loso", help="comma-separated development sets to leave out in turn")
     parser.add_argument("--families", help="comma-separated families (default: all)")
-    parser.add_argument("--cache", type=Path, help="keep each fold's models here (pickle)")
+    parser.add_argument("--cache", type=Path, help="keep each fold's models here")
     parser.add_argument(
         "--together", action="store_true", help="also leave every family named out at once"
     )
