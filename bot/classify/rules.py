@@ -382,8 +382,12 @@ class Rules:
         off = self._off
         ci = bisect.bisect_right(starts, cue.start) - 1
         c_start, c_end = segment(starts, len(text), ci)
-        if cue.verdict is Verdict.SKIP and text[cue.start - 1 : cue.start] in ("也", "亦"):
-            return None  # "管镜像的同学也不必点开": said of the closest readers, so to everyone
+        if EVEN.match(text, c_start, cue.start) or (
+            cue.verdict is Verdict.SKIP and text[cue.start - 1 : cue.start] in ("也", "亦")
+        ):
+            # "even ROCm maintainers only need the takeaway", "管镜像的同学也不必点开":
+            # said of the closest readers, so said to everyone (as the audience model reads it)
+            return None
         lo = max(c_start, cue.start - T.subject_lookback)
         subject = (
             _OTHERS_SUBJECT.search(text, lo, cue.start)
