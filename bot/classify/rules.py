@@ -34,10 +34,10 @@ FALLBACK_ROLE = "models"
 # --------------------------------------------------------------------------- audiences
 
 
-def _words(words: str) -> str:
-    """`\\b(?:words)` with each word's first letter ahead of the edge check ("f(?<!\\wf)olks"),
-    so that a search skips ahead by first letters instead of trying every position."""
-    return "|".join(rf"{w[0]}(?<!\w{w[0]}){w[1:]}" for w in words.split("|"))
+def _words(words: str, tail: str = "") -> str:
+    """`\\b(?:words)tail` as alternatives that each start with a letter ("f(?<!\\wf)olks"), so
+    that a search skips ahead by first letters instead of trying every position."""
+    return "|".join(rf"{w[0]}(?<!\w{w[0]}){w[1:]}{tail}" for w in words.split("|"))
 
 
 # A group of readers named by what they do: "做量化的同学", "KV 缓存方向的工程师",
@@ -48,10 +48,13 @@ _PEOPLE = re.compile(
     r"|那边|这边|侧|值班|轮值|组(?<![这那一两二三几每各分同本该此哪整]组)"
     r"(?=[^\u4e00-\u9fff]|[的需要应该得请建可只看读浏扫了知不无也都和与就先重]|$)"
     r"|方向(?<![这那个该此哪新大]方向)(?:的)?(?=[^\u4e00-\u9fff]|[需要应该得请建可只看读]|$)"
-    rf"|(?:{_words('folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?')}"
-    rf"|{_words('users?|teams?|crowd|reviewers?|contributors?|side|readers|camp|crew|squad')}"
-    rf"|{_words('folk|porters?|rotation|on-call')})\b"
-    r"|g(?<!\wg)roups?(?=\s*(?:[,:]|(?:should|can|could|may|might|must|need|needs|only|will|would"
+    r"|"
+    + _words("folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?|users?", r"\b")
+    + "|"
+    + _words("teams?|crowd|reviewers?|contributors?|side|readers|camp|crew|squad|folk", r"\b")
+    + "|"
+    + _words("porters?|rotation|on-call", r"\b")
+    + r"|g(?<!\wg)roups?(?=\s*(?:[,:]|(?:should|can|could|may|might|must|need|needs|only|will|would"
     r"|just|is|are|gets?|has|have)\b))"
 )
 # A group named only by its work, the noun left out: "写 kernel 的看一眼", "管镜像的不用看".
@@ -153,10 +156,18 @@ _LABEL = re.compile(
 _LIMITED = re.compile(
     r"(?:看|读|瞄|扫|了解|知道|留意|关注|关心|在意|有数|浏览|翻|明白|清楚|懂)[^,。;:!?]{0,30}?"
     r"(?<!不)(?:即可|就够|就行|就好|足矣|便可)"
-    rf"|(?:{_words('get')})\s+by\s+with\b|(?:{_words('summary')})[\s-]level\b"
-    rf"|(?:{_words('headline|title|gist|summary')})\s+only\b"
-    rf"|(?:{_words('only|just')})\s+needs?\s+(?:the\b|to\s+(?:know|see|read|look|check|skim|understand"
-    r"|glance|remember|be\s+aware))"
+    r"|"
+    + _words("get", r"\s+by\s+with\b")
+    + "|"
+    + _words("summary", r"[\s-]level\b")
+    + "|"
+    + _words("headline|title|gist|summary", r"\s+only\b")
+    + "|"
+    + _words(
+        "only|just",
+        r"\s+needs?\s+(?:the\b|to\s+(?:know|see|read|look|check|skim|understand|glance"
+        r"|remember|be\s+aware))",
+    )
 )
 # What is enough for everyone else: a skim of that much.
 _ENOUGH = re.compile(
