@@ -15,7 +15,6 @@ from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import (
     CLAUSE_CUT,
-    SENTENCE_CUT,
     SENTENCE_END,
     bounds,
     normalise,
@@ -34,18 +33,28 @@ FALLBACK_ROLE = "models"
 
 # --------------------------------------------------------------------------- audiences
 
+
+def _words(words: str, tail: str = "") -> str:
+    """`\\b(?:words)tail` as alternatives that each start with a letter ("f(?<!\\wf)olks"), so
+    that a search skips ahead by first letters instead of trying every position."""
+    return "|".join(rf"{w[0]}(?<!\w{w[0]}){w[1:]}{tail}" for w in words.split("|"))
+
+
 # A group of readers named by what they do: "做量化的同学", "KV 缓存方向的工程师",
 # "whoever owns the Dockerfile", "kernel authors", "if you maintain chat templates".
 # A people noun, and the few words before it that say what those people work on.
 _PEOPLE = re.compile(
     r"同学|同事|工程师|开发者|开发人员|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方"
-    r"|那边|这边|侧|值班|轮值|(?<![这那一两二三几每各分同本该此哪整])组"
+    r"|那边|这边|侧|值班|轮值|组(?<![这那一两二三几每各分同本该此哪整]组)"
     r"(?=[^\u4e00-\u9fff]|[的需要应该得请建可只看读浏扫了知不无也都和与就先重]|$)"
-    r"|(?<![这那个该此哪新大])方向(?:的)?(?=[^\u4e00-\u9fff]|[需要应该得请建可只看读]|$)"
-    r"|\b(?:folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?|users?|teams?"
-    r"|crowd|reviewers?|contributors?|side|readers|camp|crew|squad|folk|porters?|rotation"
-    r"|on-call)\b"
-    r"|\bgroups?(?=\s*(?:[,:]|(?:should|can|could|may|might|must|need|needs|only|will|would"
+    r"|方向(?<![这那个该此哪新大]方向)(?:的)?(?=[^\u4e00-\u9fff]|[需要应该得请建可只看读]|$)"
+    r"|"
+    + _words("folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?|users?", r"\b")
+    + "|"
+    + _words("teams?|crowd|reviewers?|contributors?|side|readers|camp|crew|squad|folk", r"\b")
+    + "|"
+    + _words("porters?|rotation|on-call", r"\b")
+    + r"|g(?<!\wg)roups?(?=\s*(?:[,:]|(?:should|can|could|may|might|must|need|needs|only|will|would"
     r"|just|is|are|gets?|has|have)\b))"
 )
 # A group named only by its work, the noun left out: "写 kernel 的看一眼", "管镜像的不用看".
@@ -147,9 +156,18 @@ _LABEL = re.compile(
 _LIMITED = re.compile(
     r"(?:看|读|瞄|扫|了解|知道|留意|关注|关心|在意|有数|浏览|翻|明白|清楚|懂)[^,。;:!?]{0,30}?"
     r"(?<!不)(?:即可|就够|就行|就好|足矣|便可)"
-    r"|\bget\s+by\s+with\b|\bsummary[\s-]level\b|\b(?:headline|title|gist|summary)\s+only\b"
-    r"|\b(?:only|just)\s+needs?\s+(?:the\b|to\s+(?:know|see|read|look|check|skim|understand"
-    r"|glance|remember|be\s+aware))"
+    r"|"
+    + _words("get", r"\s+by\s+with\b")
+    + "|"
+    + _words("summary", r"[\s-]level\b")
+    + "|"
+    + _words("headline|title|gist|summary", r"\s+only\b")
+    + "|"
+    + _words(
+        "only|just",
+        r"\s+needs?\s+(?:the\b|to\s+(?:know|see|read|look|check|skim|understand|glance"
+        r"|remember|be\s+aware))",
+    )
 )
 # What is enough for everyone else: a skim of that much.
 _ENOUGH = re.compile(
@@ -178,9 +196,9 @@ _SUBJECT_LEAD = frozenset(
 _AUDIENCE_HINT = re.compile(
     r"同学|同事|工程师|开发|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方|那边|这边|侧"
     r"|组|方向|的"
-    r"|来说|而言|\bfor\b|folks|people|maintainer|owner|author|develop|devs|engineer|user|team"
-    r"|crowd|reviewer|contributor|expert|side|whoever|anyone|anybody|everyone|those|someone"
-    r"|readers|\bif you|unless you|group|camp|crew|squad|rotation|on-call|值班|轮值"
+    r"|来说|而言|f(?<!\wf)or\b|folks|people|maintainer|owner|author|develop|devs|engineer|user"
+    r"|team|crowd|reviewer|contributor|expert|side|whoever|anyone|anybody|everyone|those|someone"
+    r"|readers|i(?<!\wi)f you|unless you|group|camp|crew|squad|rotation|on-call|值班|轮值"
 )
 
 # Negative and side cues (data/cues.toml, [side_cues]), all literals, found in one pass.
@@ -243,6 +261,7 @@ FAMILIES: dict[str, str] = {
     "audience-phrases": "audience phrases as role evidence",
 }  # fmt: skip
 
+_SENTENCE_CUTS = frozenset("。!?\n.")  # the last character of a SENTENCE_CUT
 _Info = tuple[tuple[tuple[int, float], ...], bool, bool]
 _Hit = tuple[int, str, tuple[tuple[int, float], ...]]
 
@@ -503,13 +522,9 @@ class Rules:
         the models read the same text."""
         n_roles = len(self.slugs)
 
-        sentence_starts = bounds(SENTENCE_CUT, text)
-        clause_cache: list[list[int]] = []
-
-        def clauses() -> list[int]:
-            if not clause_cache:
-                clause_cache.append(bounds(CLAUSE_CUT, text))
-            return clause_cache[0]
+        # every sentence cut is a clause cut: the sentences start after those that end one
+        clause_starts = bounds(CLAUSE_CUT, text)
+        sentence_starts = [s for s in clause_starts if not s or text[s - 1] in _SENTENCE_CUTS]
 
         def sentence_of(offset: int) -> int:
             return bisect.bisect_right(sentence_starts, offset) - 1
@@ -522,7 +537,7 @@ class Rules:
         named_cues: list[tuple[Cue, frozenset[int]]] = []
         others_cue: Cue | None = None
         for cue in cues:
-            who = self._cue_audience(text, cue, cues, clauses())
+            who = self._cue_audience(text, cue, cues, clause_starts)
             if who is None:
                 general.append(cue)
             elif who == "others":
@@ -540,7 +555,7 @@ class Rules:
             else:
                 unknown.append(cue)
         if (named_cues or others_cue is not None) and "limited" not in off:
-            named_cues += self._limited_statements(text, cues, clauses())
+            named_cues += self._limited_statements(text, cues, clause_starts)
         # ---- named readers: "做量化的同学不必看", "kernel authors should read it closely"
         named_verdicts: dict[int, Verdict] = {}
         softened: set[int] = set()
@@ -629,7 +644,7 @@ class Rules:
             and _OTHERS_OPENER_HINT.search(text)
         ):
             # "the rest of the org has nothing to act on": set apart from the named groups
-            starts = clauses()
+            starts = clause_starts
             for c_start in starts:
                 if not _OTHERS_OPENING.match(text, c_start):
                     continue
