@@ -7,6 +7,7 @@ writer uses in Chinese and English (general usage, not the wording of particular
 - strong yes, read through                      -> deep
 - skim, conclusion only                         -> skim
 - not needed, ignore, not worth, nothing to read -> skip
+- weak hints (routine, typo, draft)             -> only when nothing else is said
 
 A negator just before a cue in the same clause flips it ("不值得精读", "no need for a close
 read" is skip; "can't skip this" is deep); a negator inside a longer positive phrase does
@@ -25,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.classify.settings import THRESHOLDS as T
-from bot.classify.text import CLAUSE_STOP, negator, squeeze
+from bot.classify.text import CLAUSE_STOP, SENTENCE_STOP, negator, squeeze
 from bot.classify.trie import ASCII_ALNUM, trie_regex
 from bot.domain import Verdict
 
-__all__ = ["SIDE_CUES", "Cue", "Meaning", "find_cues"]
+__all__ = ["SIDE_CUES", "Cue", "Meaning", "find_cues", "weak_hint"]
 
 
 class Meaning(enum.StrEnum):
@@ -65,6 +66,8 @@ _DATA: dict[str, Any] = tomllib.loads(
 LEXICON: dict[Meaning, tuple[str, ...]] = {
     Meaning(meaning): tuple(phrases) for meaning, phrases in _DATA["lexicon"].items()
 }
+# Weak hints, used only when a note says nothing else about reading it.
+WEAK_SKIP: tuple[str, ...] = tuple(_DATA["weak_skip"])
 # The rules' side cues: what may tell everyone else to skip a note.
 _SIDE_KINDS = {
     "before_and_others": ("others",),
@@ -76,6 +79,17 @@ SIDE_CUES: dict[str, tuple[str, ...]] = {
     for group, phrases in _DATA["side_cues"].items()
     for phrase in phrases
 }
+CLOSED_HINT = re.compile(
+    r"已关闭|未合并|已撤回|被关闭|最终关闭|\((?:closed|reverted|withdrawn)\)"
+    r"|\bwithdrawn\b|\bwas closed\b|\bclosed rather than merged\b|\bnever merged\b"
+    r"|\bclosed without merging\b"
+)
+OPEN_HINT = re.compile(
+    r"草案|草稿|未完成|仍在评审|还在评审|尚未合并|\[draft\]|\[wip\]|\((?:open|draft|wip)\)"
+    r"|\bstill open\b|\bstill a draft\b|\bwork in progress\b|\bnot merged yet\b"
+)
+_CLOSED_ANCHORS = ("关闭", "合并", "撤回", "closed", "reverted", "withdrawn", "merged")
+_OPEN_ANCHORS = ("草", "未完成", "评审", "合并", "draft", "wip", "open", "progress", "merged")
 # "Even X ...", "就连 X 也...": the most concerned readers stand for everyone.
 EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?|甚至连?)")
 HEDGE = re.compile(
@@ -89,6 +103,17 @@ CONTRAST = re.compile(
     r"|\b(?:but|however|though|although|yet|whereas|instead|except|unless)\b"
 )
 
+_SUFFICIENT = re.compile(
+    r"即可|就够|就行|就好|足够|足矣|只需|只要|只看|只用|\b(?:enough|all you need|suffices?"
+    r"|just|only)\b"
+)
+_NEEDS_SUFFICIENCY = frozenset(
+    {
+        "看描述", "看说明", "看标题", "看摘要", "看要点", "看结论", "the headline", "the gist",
+        "the release note", "the changelog entry", "the takeaway", "the bottom line",
+        "the summary is", "the description is", "the conclusion is",
+    }
+)  # fmt: skip
 # ---- constructions: grammar rather than fixed phrases, by what they mean (the families of
 # data/cues.toml). Every match of a pattern contains one of its anchors, so a pattern runs
 # only near its anchors (see `_idiom_matches`). English patterns are checked for word edges
@@ -131,6 +156,29 @@ def _budget_marker(m: re.Match[str]) -> str:
     return _DEEP_MARK if minutes >= T.deep_budget_minutes else ""
 
 
+def _rating_marker(m: re.Match[str]) -> str:
+    """A rating's verdict: a score out of ten or a row of stars out of five."""
+    text = next(g for g in m.groups() if g)
+    if text.isdigit():
+        score = int(text)
+        if score <= T.rating_skip_max:
+            return _SKIP_MARK
+        return "" if score <= T.rating_skim_max else _DEEP_MARK
+    if text[0] == "★":
+        if len(text) <= T.stars_skip_max:
+            return _SKIP_MARK
+        return "" if len(text) <= T.stars_skim_max else _DEEP_MARK
+    if text == "低" and m.group().startswith(("必读", "推荐")):
+        return _SKIP_MARK  # "必读指数：低": not a must-read at all
+    return _RATING_MARK[_RATING_MEANING[text]]
+
+
+_RATING_MEANING: dict[str, str] = _DATA["rating_meaning"]
+# A bare "pass", "不看" that is the whole of its clause, or after "otherwise", "can".
+_BARE_LEAD = re.compile(
+    r"(?:\b(?:otherwise|else|can|may|could|just|safely)\s+|(?:[.;:!?,。]|→|->)\s*)$"
+)
+
 # Idiom matches carry a marker instead of a phrase; the marker says what they mean.
 _SKIP_MARK = "\t"
 _DEEP_MARK = " "
@@ -139,6 +187,17 @@ _MARKED: dict[str, Meaning] = {
     _DEEP_MARK: Meaning.READ_THROUGH,
     _SKIP_MARK: Meaning.NOT_NEEDED,
 }
+_RATING_MARK = {"deep": _DEEP_MARK, "skim": "", "skip": _SKIP_MARK}
+# A rating or a time budget is weaker than a directive: it speaks only in a note that says
+# nothing else ("3/10, the title says it all" is a skip). Its markers start with "\x01".
+_WEAK = "\x01"
+_MARKED.update({_WEAK + k: v for k, v in _MARKED.items()})
+_SCORED = frozenset(_WEAK + k for k in ("", _DEEP_MARK, _SKIP_MARK))
+_VISIT = "\x02"  # the writer's own visit: weak too, but not a score
+_BUDGET_MARK = "\x03"  # a time budget for the reader
+_MARKED.update(
+    {m + k: _MARKED[k] for k in ("", _DEEP_MARK, _SKIP_MARK) for m in (_VISIT, _BUDGET_MARK)}
+)
 
 
 @dataclass(frozen=True)
@@ -148,7 +207,9 @@ class _Idiom:
     marker: str
     anchors: tuple[str, ...]
     edged: bool  # must start and end at a word edge
+    rating: bool
     budget: bool
+    bare: bool
 
 
 # What a family's matches mean, by its `verdict` in the data file.
@@ -156,6 +217,7 @@ _FAMILY_MARK = {
     "skim": "",
     "skip": _SKIP_MARK,
     "deep": _DEEP_MARK,
+    "visit-skip": _VISIT + _SKIP_MARK,
 }
 # Families in order: a later family wins where matches overlap ("别只看标题" over "只看").
 _IDIOMS = tuple(
@@ -165,7 +227,9 @@ _IDIOMS = tuple(
         _FAMILY_MARK[family["verdict"]],
         tuple(pattern["anchors"]),
         family["edged"],
+        family.get("kind") == "rating",
         family.get("kind") == "budget",
+        family.get("kind") == "bare",
     )
     for family in _DATA["families"]
     for pattern in family["patterns"]
@@ -230,6 +294,7 @@ _HITS: dict[str, tuple[str | None, frozenset[int]]] = {
     key: (_BY_KEY.get(key), frozenset().union(*(i for a, i in _ANCHORS.items() if a in key)))
     for key in {*_BY_KEY, *_ANCHORS}
 }
+_WEAK_KEYS = frozenset(squeeze(p) for p in WEAK_SKIP)
 
 
 def _edges_ok(text: str, s: int, e: int) -> bool:
@@ -244,6 +309,7 @@ def _edges_ok(text: str, s: int, e: int) -> bool:
 _CUE_RE = re.compile(
     trie_regex([*TERMS, *(a for idiom in _IDIOMS for a in idiom.anchors)], skip_words=True)
 )
+_WEAK_RE = re.compile(trie_regex(WEAK_SKIP))
 
 
 @dataclass(frozen=True)
@@ -257,12 +323,34 @@ class Cue:
     negated: bool  # flipped by a negator ("不值得精读")
     soft: bool  # a negated deep cue: a later skim cue in the sentence wins
     text: str
+    weak: bool = False  # a rating, a time budget or the writer's own visit
+    scored: bool = False  # weak because it is a rating or a time budget
+    budget: bool = False  # a time budget: "give it an hour"
 
 
 def find_cues(text: str, off: frozenset[str] = frozenset()) -> list[Cue]:
-    """Verdict cues in `text` (lower-cased, normalised), in order, without the families in
-    `off` (the ablation bench's)."""
-    out: list[Cue] = []
+    """Verdict cues in `text` (lower-cased, normalised), in order.
+
+    Weak cues (ratings, time budgets, the writer's own visit) count only in a note that
+    says nothing stronger.
+    """
+    cues = list(_all_cues(text, off))
+    if any(c.weak for c in cues) and not all(c.weak for c in cues):
+        # a rating yields to a directive in its own sentence, a time budget to none; the
+        # writer's own visit yields to any directive
+        return [
+            c
+            for c in cues
+            if not c.weak or c.budget or (c.scored and not _said_beside(text, c, cues))
+        ]
+    if cues and all(c.weak for c in cues) and any(c.verdict is Verdict.SKIP for c in cues):
+        # "I glanced at it, then closed the tab": the visit ended in a skip
+        return [c for c in cues if c.verdict is Verdict.SKIP and not c.soft] or cues
+    return cues
+
+
+def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
+    """Every verdict cue in `text`, weak ones included."""
     start, stop = 0, len(text)
     previous_end = start
     found: list[tuple[int, int, str]] = []
@@ -290,15 +378,32 @@ def find_cues(text: str, off: frozenset[str] = frozenset()) -> list[Cue]:
         if idiom.family in off:
             continue
         a, b = m.span()
-        marker = _budget_marker(m) if idiom.budget else idiom.marker
-        if idiom.edged and not _edges_ok(text, a, b):
+        marker = idiom.marker
+        if idiom.rating:
+            marker = _rating_marker(m)
+            if m.group()[:1].isdigit() or m.group()[:1] == "★":
+                marker = _WEAK + marker
+        elif idiom.budget:
+            # the writer's own time ("我看了十分钟", "I read it in half an hour") is a visit
+            own = _SELF.search(text, _clause_start(text, start, a), a) is not None
+            marker = (_VISIT if own else _BUDGET_MARK) + _budget_marker(m)
+        elif idiom.edged and not _edges_ok(text, a, b):
+            continue
+        if idiom.bare and not (
+            not text[start:a].strip() or _BARE_LEAD.search(text, max(start, a - 12), a)
+        ):
             continue
         # the idiom wins over a literal or a weaker idiom inside it ("知道有这回事就行")
         found = [f for f in found if not (f[0] < b and a < f[1])]
         found.append((a, b, marker))
+    if "?" in text and "answers" not in off:
+        for a, b, marker in _answers(text, start, stop):
+            found = [f for f in found if not (f[0] < b and a < f[1])]
+            found.append((a, b, marker))
     found.sort()
     matches = found
     stops = [m.end() for m in CLAUSE_STOP.finditer(text, start, stop)] if found else []
+    has_question = "?" in text
     for i, (s, e, phrase) in enumerate(matches):
         meaning = _MARKED.get(phrase) or TERMS[phrase]
         at = bisect.bisect_right(stops, s) - 1
@@ -308,8 +413,16 @@ def find_cues(text: str, off: frozenset[str] = frozenset()) -> list[Cue]:
             nxt = matches[i + 1][0]
             if nxt - e <= T.not_worth_gap and not CLAUSE_STOP.search(text, e, nxt):
                 continue
+        if phrase in _NEEDS_SUFFICIENCY and "sufficiency" not in off:
+            c_end = CLAUSE_STOP.search(text, e, stop)
+            clause_text = text[clause : c_end.start() if c_end else stop]
+            if not _SUFFICIENT.search(clause_text):
+                continue
         if phrase[:1] in "不没" and s > 0 and e - s > 1 and text[s - 1] == text[s + 1]:
             continue  # "值不值得", "要不要看": a question, not a negation
+        asked = SENTENCE_STOP.search(text, e, stop) if has_question else None
+        if asked is not None and asked.group() == "?" and "question" not in off:
+            continue  # "要细看吗?", "worth a close read?": asked, not said
         if meaning is Meaning.NOT_WORTH and text[max(start, s - 3) : s].endswith(_NOT_THAT):
             continue  # "不是不值得看": a double negative, the rest of the note decides
         verdict = VERDICT_OF[meaning]
@@ -344,18 +457,26 @@ def find_cues(text: str, off: frozenset[str] = frozenset()) -> list[Cue]:
             meaning is Meaning.NOT_NEEDED
             and kind is not None
             and phrase[:1] not in "不无没"
-            and phrase != _SKIP_MARK
+            and phrase.strip(_WEAK + _VISIT + _BUDGET_MARK) != _SKIP_MARK
         ):
             verdict, negated = Verdict.DEEP, True  # "can't skip this", "不能跳过"
         soft = soft or meaning is Meaning.NOTHING_TO_READ
         previous_end = e
-        out.append(Cue(s, e, meaning, verdict, negated, soft, text[s:e]))
-    return out
+        weak = phrase[:1] in (_WEAK, _VISIT, _BUDGET_MARK)
+        scored = phrase in _SCORED or phrase[:1] == _BUDGET_MARK
+        budget = phrase[:1] == _BUDGET_MARK
+        yield Cue(s, e, meaning, verdict, negated, soft, text[s:e], weak, scored, budget)
 
 
 _NOT_THAT = ("不是", "并非", "并不是")
 _CAPPED = re.compile(
     r"(?:\b(?:not|no|hardly|never|nobody|no\s+one|little|scarcely)\b|n't\b)[^.;]{0,30}more\s+than"
+)
+# The writer telling what they did ("I glanced at it", "我看了一眼就关了"), not advising.
+_SELF = re.compile(
+    r"(?<![a-z])i\s+(?:only\s+|just\s+|first\s+)?(?:read|skimmed|glanced|looked|opened|closed|spent"
+    r"|went|checked|saw|scrolled|stopped|paged|gave|didn't|did\s+not|haven't|have\s+not)\b"
+    r"|我(?:只|就|也|没|先|才)?(?:看了|读了|扫了|翻了|点开|瞄了|花了|过了)"
 )
 # Reading put off until later: "等它定稿再细读", "read it properly once it lands".
 _LATER_AFTER = re.compile(
@@ -375,3 +496,99 @@ def _later(text: str, clause: int, s: int, e: int, stop: int) -> bool:
     if "再" not in text[max(clause, s - 24) : s]:
         return False
     return _LATER_BEFORE.search(text, clause, s) is not None
+
+
+# A question about reading and the answer right after it: "Should kernel people read this?
+# Absolutely.", "要不要细看？要。", "Can you skip it? You really can't.", "Worth opening? No."
+# What a question asks about, by the words in it.
+_ASKS: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern)
+    for name, pattern in (
+        ("who", r"\s*(?:who\b|谁)"),
+        ("rhetorical", r"谁会|谁还|难道|难不成|何必|who'd|who\s+would|who\s+reads|why\s+would"),
+        ("skip", r"skip|ignore|pass\s+on|excuse|能不|不细看|不看|不读"),
+        ("cost", r"cost|lose|miss|吃亏|损失"),
+        (
+            "depth",
+            r"细|仔细|认真|closely|\bclose\b|in\s+detail|deep|line\s+by\s+line|second\s+tab|carefully"
+            r"|dig|sit\s+with|in\s+full|required\s+reading",
+        ),
+        (
+            "read",
+            r"read|open|need|look|skip|ignore|看|读|点开|跳过|worth|值|material|要不要|需不需要|该不该",
+        ),
+    )
+}
+_A_NO = re.compile(
+    r"\s*(?:(?:for|if|to|对|对于)[^.?!;。,]{0,30},\s*)?(?:no\b|nope|not\s+(?:really|remotely|at\s+all|one)\b|hardly\b|none\b"
+    r"|neither\b|nothing\b|you\s+(?:don't|really\s+can't|can't|cannot)\b|not\s+unless\b|only\s+(?:if|when)\b"
+    r"|没有|没|不用|不必|不需要|不值得|不能|不)"
+)
+_A_YES = re.compile(
+    r"\s*(?:(?:for|if|to|对|对于)[^.?!;。,]{0,30},\s*)?(?:yes\b|absolutely\b|definitely\b|without\s+question\b|of\s+course\b"
+    r"|you\s+(?:will|do|should|must)\b|line\s+by\s+line\b|当然|要|需要|值得|必须|是的|应该|该)"
+)
+_ANSWER_END = re.compile(r"[。!?\n;]|\.(?:\s|$)")
+
+
+def _answers(text: str, start: int, stop: int) -> Iterator[tuple[int, int, str]]:
+    """(start, end, marker) of each answer to a question about reading the PR."""
+    for q in re.finditer(r"\?", text[start:stop]):
+        at = start + q.start()
+        begin = max((m.end() for m in SENTENCE_STOP.finditer(text, start, at)), default=start)
+        question = text[begin:at]
+        if not _ASKS["read"].search(question):
+            continue
+        end_at = _ANSWER_END.search(text, at + 1, stop)
+        end = end_at.start() if end_at else stop
+        if end <= at + 1 or CONTRAST.search(text, at + 1, end):
+            continue  # "要看，但不用逐行": the rest of the answer decides
+        no = _A_NO.match(text, at + 1, end)
+        yes = None if no else _A_YES.match(text, at + 1, end)
+        verdict: Verdict | None
+        if _ASKS["rhetorical"].search(question):
+            verdict = Verdict.SKIP  # "谁会逐行看一个版本号变更呢?"
+        elif _ASKS["who"].match(question):
+            verdict = None if no else Verdict.DEEP  # "Who needs it? CPU maintainers."
+        elif _ASKS["skip"].search(question) and not _ASKS["cost"].search(question):
+            verdict = Verdict.DEEP if no else (Verdict.SKIP if yes else None)
+        elif yes:
+            verdict = Verdict.DEEP
+        elif no and not _ASKS["depth"].search(question):
+            verdict = Verdict.SKIP
+        else:
+            verdict = None
+        if verdict is not None:
+            yield at + 1, end, _DEEP_MARK if verdict is Verdict.DEEP else _SKIP_MARK
+
+
+def _clause_start(text: str, start: int, at: int) -> int:
+    """Where the clause holding `text[at]` starts."""
+    return max(
+        (m.end() for m in CLAUSE_STOP.finditer(text, max(start, at - 80), at)),
+        default=max(start, at - 80),
+    )
+
+
+def _said_beside(text: str, weak: Cue, cues: list[Cue]) -> bool:
+    """Does a stronger statement share the sentence of a rating or time budget?"""
+    begin = max((m.end() for m in SENTENCE_STOP.finditer(text, 0, weak.start)), default=0)
+    end_at = SENTENCE_STOP.search(text, weak.end)
+    end = end_at.start() if end_at else len(text)
+    return any(begin <= c.start < end and not c.weak for c in cues)
+
+
+def weak_hint(title: str, text: str) -> tuple[Verdict, bool] | None:
+    """The verdict hinted by a note that states none: (verdict, found), or None."""
+    both = title + "\n" + text
+    if any(a in both for a in _CLOSED_ANCHORS) and CLOSED_HINT.search(both):
+        return Verdict.SKIP, True
+    if any(
+        squeeze(m.group()) in _WEAK_KEYS and _edges_ok(t, m.start(), m.end())
+        for t in (title, text)
+        for m in _WEAK_RE.finditer(t)
+    ):
+        return Verdict.SKIP, True
+    if any(a in both for a in _OPEN_ANCHORS) and OPEN_HINT.search(both):
+        return Verdict.SKIM, True
+    return None

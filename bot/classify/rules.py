@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from bot.classify.cues import EVEN, HEDGE, SIDE_CUES, Cue, Meaning, find_cues
+from bot.classify.cues import EVEN, HEDGE, SIDE_CUES, Cue, Meaning, find_cues, weak_hint
 from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import (
@@ -30,6 +30,13 @@ __all__ = ["Rules"]
 # --------------------------------------------------------------------------- tuning
 
 FALLBACK_ROLE = "models"
+# "image" in a sentence about builds and releases is a container image: its evidence goes
+# to this role when the sentence has another word of that role's and none of multimodal's,
+# or when a platform's name comes right before it ("the ROCm image").
+CONTAINER_ROLE = "release-infra"
+PLATFORM_ROLE = "hardware"
+_IMAGE_KEYS = frozenset(("image", "images"))
+_CONTAINER_KEY = "image@container"
 
 # --------------------------------------------------------------------------- audiences
 
@@ -245,20 +252,26 @@ _READER_NOUN = re.compile(
 FAMILIES: dict[str, str] = {
     "phrases": "verdict phrases of the lexicon (data/cues.toml)",
     "negation": "a negator flips the cue after it",
+    "question": "a cue in a question says nothing",
+    "sufficiency": "'the headline' is a cue only with 'is enough'",
+    "answers": "the answer to a question about reading",
     "later": "reading put off until later is a skim",
     **{
         name: f"constructions: {name} (data/cues.toml)"
         for name in (
             "limited-zh", "limited-en", "unneeded-zh", "unneeded-en", "depth-zh", "depth-en",
-            "budget",
+            "rating", "budget", "bare", "visit-skip",
         )
     },
+    "weak-hint": "closed, draft or trivial notes with no cue",
     "hedge": "a hedged verdict is low confidence",
     "named-groups": "a cue for a group named by role words or by its work",
     "limited": "a group told a part is enough, in words no cue holds",
     "everyone-else": "a cue for everyone else",
     "keywords": "keyword evidence for roles",
     "audience-phrases": "audience phrases as role evidence",
+    "verdict-sentence": "role words in the verdict sentence count more",
+    "container-image": "'image' as a container image",
 }  # fmt: skip
 
 _SENTENCE_CUTS = frozenset("。!?\n.")  # the last character of a SENTENCE_CUT
@@ -316,6 +329,13 @@ class Rules:
             for k, v in self._table.items()
         }
         self._matcher = re.compile(trie_regex(sorted(terms), skip_words=True))
+        self._container: tuple[int, int, int] | None = None
+        if {CONTAINER_ROLE, PLATFORM_ROLE, "multimodal"} <= set(self.slugs) and (
+            "container-image" not in off
+        ):
+            infra, visual = self.slugs.index(CONTAINER_ROLE), self.slugs.index("multimodal")
+            self._container = (infra, visual, self.slugs.index(PLATFORM_ROLE))
+            self._table[_CONTAINER_KEY] = ((infra, T.container_image_weight),)
 
     # ----------------------------------------------------------------- matching
 
@@ -349,6 +369,34 @@ class Rules:
                 ):
                     continue
             out.append((m.start(), key, weights))
+        return out
+
+    def _senses(self, text: str, hits: list[_Hit]) -> list[_Hit]:
+        """`hits` with "image" read as a container image where its sentence speaks of builds
+        and releases ("the release pipeline and image matrix", "pins and images") or a
+        platform names it ("whoever maintains the ROCm image")."""
+        if self._container is None or not any(h[1] in _IMAGE_KEYS for h in hits):
+            return hits
+        infra, visual, platform = self._container
+        starts = bounds(SENTENCE_END, text)
+        out = list(hits)
+        for n, (offset, key, _weights) in enumerate(hits):
+            if key not in _IMAGE_KEYS:
+                continue
+            lo, hi = segment(starts, len(text), bisect.bisect_right(starts, offset) - 1)
+            near = [w for o, k, w in hits if lo <= o < hi and k not in _IMAGE_KEYS]
+            if any(i == visual for w in near for i, _x in w):
+                continue
+            before = hits[n - 1] if n else None
+            named = (
+                before is not None
+                and not text[before[0] + len(before[1]) : offset].strip()
+                and any(i == platform for i, _x in before[2])
+            )
+            if named or any(
+                i == infra and x >= T.container_context_min for w in near for i, x in w
+            ):
+                out[n] = (offset, _CONTAINER_KEY, self._table[_CONTAINER_KEY])
         return out
 
     def _audience_roles(self, span: str) -> tuple[frozenset[int], bool]:
@@ -509,7 +557,7 @@ class Rules:
 
     def _span_roles(self, text: str) -> dict[int, float]:
         scores: dict[int, float] = {}
-        for _offset, _term, weights in self._hits(text):
+        for _offset, _term, weights in self._senses(text, self._hits(text)):
             for index, weight in weights:
                 scores[index] = scores.get(index, 0.0) + weight
         return scores
@@ -604,7 +652,7 @@ class Rules:
         # ---- role evidence
         scores = [0.0] * n_roles
         title_counts: dict[str, int] = {}
-        for _, key, _weights in self._hits(title_text):
+        for _, key, _weights in self._senses(title_text, self._hits(title_text)):
             title_counts[key] = title_counts.get(key, 0) + 1
         table = self._table
         if "keywords" in off:
@@ -615,11 +663,25 @@ class Rules:
                 scores[index] += weight * factor
 
         aux = [(m.start(), SIDE_CUES[" ".join(m.group().split())]) for m in _AUX_RE.finditer(text)]
-        para_counts: dict[str, int] = {}
-        for _offset, key, _weights in () if "keywords" in off else self._hits(text):
-            para_counts[key] = para_counts.get(key, 0) + 1
-        for key, count in para_counts.items():
-            factor = 1.0 + T.repeat_bonus * (min(count, 4) - 1)
+        if verdict_sentence >= 0:
+            vs_start, vs_end = segment(sentence_starts, len(text), verdict_sentence)
+        else:
+            vs_start = vs_end = -1
+        para_counts: dict[str, tuple[int, float]] = {}
+        hits = () if "keywords" in off else self._senses(text, self._hits(text))
+        for offset, key, _weights in hits:
+            bonus = (
+                T.verdict_sentence_bonus
+                if vs_start <= offset < vs_end and "verdict-sentence" not in off
+                else 1.0
+            )
+            seen = para_counts.get(key)
+            if seen is None:
+                para_counts[key] = (1, bonus)
+            else:
+                para_counts[key] = (seen[0] + 1, bonus if bonus > seen[1] else seen[1])
+        for key, (count, top) in para_counts.items():
+            factor = top + T.repeat_bonus * (min(count, 4) - 1)
             for index, weight in table[key]:
                 scores[index] += weight * factor
 
@@ -682,7 +744,10 @@ class Rules:
         elif named_verdicts or others_verdict is not None:
             verdict, confidence = Verdict.SKIM, Confidence.LOW
         else:
-            verdict, confidence = Verdict.SKIM, Confidence.LOW
+            # a note that states no verdict: closed, draft or trivial, else a skim
+            hint = None if "weak-hint" in off else weak_hint(title_text, text)
+            verdict = hint[0] if hint is not None else Verdict.SKIM
+            confidence = Confidence.LOW
         if verdict is not Verdict.SKIP:
             suppressed.update(i for i, v in named_verdicts.items() if v is Verdict.SKIP)
 

@@ -19,10 +19,16 @@ class Thresholds:
     # written on the development sets; tests/test_classify.py holds the outputs they give.
     title_weight: float = 2.5  # a keyword in the title counts this many times a paragraph hit
     audience_weight: float = 5.0  # an audience phrase ("发布工程负责人") is strong evidence
+    verdict_sentence_bonus: float = 1.5  # hits in the sentence that carries the verdict
     repeat_bonus: float = 0.3  # each repeat of a term adds this fraction (up to 3 repeats)
     min_score: float = 3.0  # a role needs at least this much evidence...
     relative_min: float = 0.35  # ...and at least this fraction of the best role's score
     span_min: float = 2.0  # evidence needed to count a role as named in an audience span
+    # "image" read as a container image (hand-set on the development notes that say "the
+    # ROCm image", "pins and images"): its weight for release-infra, and the evidence of
+    # release-infra its sentence needs.
+    container_image_weight: float = 2.0
+    container_context_min: float = 2.0
     # ---- audience spans and subjects (characters looked back from a noun or a cue; hand-set
     # to hold the longest group description in the development notes)
     people_lead_zh: int = 24  # characters before a people noun that describe the group
@@ -44,8 +50,13 @@ class Thresholds:
     negator_window: int = 24
     not_worth_gap: int = 8
     cue_lookback: int = 60
-    # A time budget of at least this many minutes asks for a close read (hand-set to the
-    # usual reading of such budgets).
+    # Ratings and time budgets: a score out of ten up to rating_skip_max is a skip, up to
+    # rating_skim_max a skim, above it deep; stars out of five likewise; a budget of at least
+    # deep_budget_minutes asks for a close read. Hand-set to the usual reading of such scales.
+    rating_skip_max: int = 2
+    rating_skim_max: int = 6
+    stars_skip_max: int = 1
+    stars_skim_max: int = 3
     deep_budget_minutes: float = 30
     # ---- model features: a negator's scope, in words and in Chinese characters. The models
     # were trained with these (bot/classify/train).

@@ -63,6 +63,7 @@ def squeeze(term: str) -> str:
 
 # A verdict cue's clause stops (the clause starts after the space that follows a full stop).
 CLAUSE_STOP = re.compile(r"[,;:。!?\n]|\.\s|——| — |→|->")
+SENTENCE_STOP = re.compile(r"[。!?\n]|\.(?:\s|$)")
 
 # The ends of the clauses the models read a note by: punctuation in both languages (a full
 # stop only before a space: "fp8.py", "3.13"), dashes, and the contrast words. Every

@@ -6,7 +6,8 @@ the main verdict alone and named-role macro-F1, on
 - every development set left out in turn (`--loso`, default every development set): the
   verdict, role and audience models trained on all the other development sets (the learned
   blend is the shipped one), the rules as they are;
-- the validation sets val1-val7 and the held-out sets, with the shipped models (aggregates only).
+- the validation sets val1-val7, and with `--held-out` the held-out sets, with the shipped
+  models (aggregates only: run it with `--held-out` once, when the work it measures is done).
 
 `--json OUT` writes the scores; `--before JSON` prints them beside that earlier run's (made by
 this command in a checkout of the earlier classifier) with the change in points, and marks a
@@ -35,6 +36,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path)
     parser.add_argument("--json", type=Path, help="write the scores here")
     parser.add_argument("--before", type=Path, help="scores of the earlier classifier")
+    parser.add_argument("--held-out", action="store_true", help="score the held-out sets too")
     args = parser.parse_args()
     taxonomy = load_taxonomy(None)
     scores: dict[str, list[float]] = {}
@@ -48,7 +50,7 @@ def main() -> None:
             got.named_macro_f1,
         ]
     shipped = Classifier(taxonomy)
-    for name in (*VALIDATION_SETS, *FROZEN):
+    for name in (*VALIDATION_SETS, *(FROZEN if args.held_out else ())):
         got = score(load_set(name), shipped.classify, taxonomy.slugs)
         scores[name] = [got.verdict_accuracy, got.main_verdict_accuracy, got.named_macro_f1]
     if args.json:

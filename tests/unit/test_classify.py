@@ -331,6 +331,7 @@ def test_verdict_phrases(paragraph: str, expected: Verdict, taxonomy: Taxonomy) 
         ("A renamed helper, 2/10 at most.", Verdict.SKIP),
         ("CI 里的临时开关。必读指数：低。", Verdict.SKIP),
         # a rhetorical question and a "not sure yet" are not directives
+        ("还没合，评论都是报错。要细看吗？不用，扫一眼最新状态就行。", Verdict.SKIM),
         ("现在很难判断值不值得投入，先扫一眼思路。", Verdict.SKIM),
         ("Still open. Skim the root-cause list now, read it properly once it lands.", Verdict.SKIM),
         # triage vocabulary: clearing the item is the verdict
@@ -377,9 +378,13 @@ def test_verdict_phrases(paragraph: str, expected: Verdict, taxonomy: Taxonomy) 
         ("Priority: low. Queue folks should skim the new flag.", Verdict.SKIM),
         # a question about reading and its answer
         ("Should scheduler owners read this closely? Without question.", Verdict.DEEP),
+        ("要不要细看？要，尤其是抢占那段。", Verdict.DEEP),
+        ("Can queue owners skip this? You really can't.", Verdict.DEEP),
+        ("能不细看吗？不能，这段直接影响正确性。", Verdict.DEEP),
         ("Worth opening? No.", Verdict.SKIP),
         ("Is it deep material? No; skim the new flag.", Verdict.SKIM),
         ("谁会逐行读一个版本号变更呢？跳过。", Verdict.SKIP),
+        ("Who needs this? Anyone who maintains the scheduler.", Verdict.DEEP),
         # the writer's own visit counts only when nothing stronger is said
         ("我看了一眼就关了。做调度的同学知道有这个开关就行。", Verdict.SKIM),
         ("I spent an evening on it, and the time was well spent.", Verdict.DEEP),
@@ -997,6 +1002,7 @@ def test_server_templates_and_tools_are_frontend(title: str, taxonomy: Taxonomy)
         ("调度器小改动，看个标题就够。", Verdict.SKIP),  # the title is all there is
         ("You can get by with the description.", Verdict.SKIM),
         ("Nothing here to read: a closed draft.", Verdict.SKIP),
+        ("The description is all there is; that's all there is to it.", Verdict.SKIP),
         ("Worth your while.", Verdict.DEEP),
         ("Don't skim this one.", Verdict.DEEP),
         ("无须阅读。", Verdict.SKIP),
@@ -1083,6 +1089,27 @@ def test_the_model_runner_is_not_a_ci_runner(taxonomy: Taxonomy) -> None:
     assert "release-infra" not in got.roles
     got = classify("Pin the CI runner image", "Worth a skim.", taxonomy)
     assert "release-infra" in got.roles
+
+
+def test_images_in_a_release_sentence_are_container_images(taxonomy: Taxonomy) -> None:
+    got = classify(
+        "Bump the CUDA toolkit",
+        "Whoever owns the release pipeline and image matrix should read it closely.",
+        taxonomy,
+    )
+    assert got.roles == ("release-infra",)
+    got = classify(
+        "[ROCm] Refresh the Dockerfile",
+        "Whoever maintains the ROCm image should skim it.",
+        taxonomy,
+    )
+    assert "multimodal" not in got.roles
+    got = classify(
+        "Resize images before the vision encoder",
+        "Whoever owns the image pipeline should read it closely.",
+        taxonomy,
+    )
+    assert "multimodal" in got.roles
 
 
 def test_depending_on_something_is_not_a_dependency(taxonomy: Taxonomy) -> None:
