@@ -25,6 +25,7 @@ main one. Retrain it after the role model changes.
 from __future__ import annotations
 
 import functools
+import gzip
 import itertools
 import json
 import math
@@ -41,10 +42,16 @@ from bot.domain import Classification, Confidence, Verdict
 
 FORMAT = 1
 _DATA = Path(__file__).parent / "data"
-ROLE_MODEL_PATH = _DATA / "role_model.json"
-VERDICT_MODEL_PATH = _DATA / "verdict_model.json"
+ROLE_MODEL_PATH = _DATA / "role_model.json.gz"
+VERDICT_MODEL_PATH = _DATA / "verdict_model.json.gz"
 BLEND_PATH = _DATA / "verdict_blend.json"
-AUDIENCE_MODEL_PATH = _DATA / "audience_model.json"
+AUDIENCE_MODEL_PATH = _DATA / "audience_model.json.gz"
+
+
+def model_text(path: Path) -> str:
+    """A model file's JSON text (the large ones ship gzipped: `.json.gz`)."""
+    raw = path.read_bytes()
+    return (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
 
 
 def _from_json(raw: str, kind: str) -> tuple[Any, tuple[float, ...], dict[str, tuple[float, ...]]]:
@@ -130,7 +137,7 @@ class RoleModel:
 
 @functools.cache
 def load_role_model(path: Path = ROLE_MODEL_PATH) -> RoleModel:
-    return RoleModel.from_json(path.read_text(encoding="utf-8"))
+    return RoleModel.from_json(model_text(path))
 
 
 def blend_roles(
@@ -252,7 +259,7 @@ class VerdictModel(VerdictWeights):
 
 @functools.cache
 def load_verdict_model(path: Path = VERDICT_MODEL_PATH) -> VerdictModel:
-    return VerdictModel.from_json(path.read_text(encoding="utf-8"))
+    return VerdictModel.from_json(model_text(path))
 
 
 @dataclass(frozen=True)
@@ -262,7 +269,7 @@ class BlendModel(VerdictWeights):
 
 @functools.cache
 def load_blend(path: Path = BLEND_PATH) -> BlendModel:
-    return BlendModel.from_json(path.read_text(encoding="utf-8"))
+    return BlendModel.from_json(model_text(path))
 
 
 def blend_features(rules: Classification, reading: Reading) -> dict[str, float]:
@@ -481,4 +488,4 @@ class AudienceModel(VerdictWeights):
 
 @functools.cache
 def load_audience_model(path: Path = AUDIENCE_MODEL_PATH) -> AudienceModel:
-    return AudienceModel.from_json(path.read_text(encoding="utf-8"))
+    return AudienceModel.from_json(model_text(path))

@@ -22,6 +22,7 @@ from bot.classify.models import (
     load_audience_model,
     load_role_model,
     load_verdict_model,
+    model_text,
     packed,
 )
 from bot.classify.rules import Rules
@@ -153,10 +154,10 @@ CLASSIFIER_VERSION = 2
 
 # The data files whose content decides a classification (the fingerprint hashes them).
 MODEL_FILES = (
-    "data/verdict_model.json",
+    "data/verdict_model.json.gz",
     "data/verdict_blend.json",
-    "data/role_model.json",
-    "data/audience_model.json",
+    "data/role_model.json.gz",
+    "data/audience_model.json.gz",
 )
 
 
@@ -166,5 +167,5 @@ def classifier_fingerprint(taxonomy: Taxonomy) -> str:
     digest = hashlib.sha256(f"classifier {CLASSIFIER_VERSION}\n".encode())
     digest.update(repr(taxonomy.roles).encode("utf-8"))
     for name in MODEL_FILES:
-        digest.update((Path(__file__).parent / name).read_bytes())
+        digest.update(model_text(Path(__file__).parent / name).encode("utf-8"))
     return digest.hexdigest()[:32]

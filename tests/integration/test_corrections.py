@@ -144,6 +144,6 @@ def test_the_fingerprint_ignores_code_and_follows_roles_and_models(tmp_path: Pat
     )
     assert set(MODEL_FILES) == {
         f"data/{p.name}"
-        for p in (Path(bot.classify.__file__).parent / "data").glob("*_*.json")
+        for p in (Path(bot.classify.__file__).parent / "data").glob("*_*.json*")
         if p.name != "training.json"
     }

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from bot.classify.models import model_text
 from bot.classify.train.model_files import (
     MANIFEST,
     TOOLCHAIN,
@@ -20,14 +21,19 @@ from bot.classify.train.model_files import (
 )
 
 DATA = MANIFEST.parent
-MODEL_FILES = ("role_model.json", "verdict_model.json", "audience_model.json", "verdict_blend.json")
+MODEL_FILES = (
+    "role_model.json.gz",
+    "verdict_model.json.gz",
+    "audience_model.json.gz",
+    "verdict_blend.json",
+)
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 
 @pytest.mark.parametrize("name", MODEL_FILES)
 def test_each_model_file_is_what_its_training_wrote(name: str) -> None:
     recorded = read_manifest()[name]
-    found = hashlib.sha256((DATA / name).read_bytes()).hexdigest()
+    found = hashlib.sha256(model_text(DATA / name).encode("utf-8")).hexdigest()
     assert found == recorded["sha256"], f"{name} was changed by hand: retrain it"
 
 

@@ -1,4 +1,4 @@
-"""Train the audience model (`bot/classify/data/audience_model.json`) from every development set.
+"""Train the audience model (`bot/classify/data/audience_model.json.gz`) from every development set.
 
 Each example is one role of one note: the note's gold roles take the main verdict unless
 the note gives their readers another, and every group the note names takes its own; a note

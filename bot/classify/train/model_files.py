@@ -4,6 +4,7 @@ training scripts."""
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import sys
@@ -14,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TypeVar
 
-from bot.classify.models import FORMAT, RoleModel, VerdictWeights
+from bot.classify.models import FORMAT, RoleModel, VerdictWeights, model_text
 from bot.domain import Verdict
 
 # The label order of every three-verdict model (verdict, blend, audience).
@@ -122,7 +123,7 @@ def record_training(path: Path) -> None:
     """Note in the manifest the file's digest, the data it was trained on and the toolchain."""
     manifest = read_manifest()
     manifest[path.name] = {
-        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "sha256": hashlib.sha256(model_text(path).encode("utf-8")).hexdigest(),
         "trained_on": training_data_digest(),
         "toolchain": toolchain(),
     }
@@ -147,12 +148,14 @@ def write_or_check(
     args = parser.parse_args(argv)
     model = fit()
     if not args.check:
-        args.out.write_text(model_json(model), encoding="utf-8")
+        text = model_json(model).encode("utf-8")
+        gzipped = args.out.suffix == ".gz"
+        args.out.write_bytes(gzip.compress(text, compresslevel=9, mtime=0) if gzipped else text)
         if args.out.resolve().parent == MANIFEST.parent:
             record_training(args.out)
         print(f"wrote {args.out}: {len(model.weights)} features")
         return 0
-    found = agreement(predict(model), predict(read(args.out.read_text(encoding="utf-8"))))
+    found = agreement(predict(model), predict(read(model_text(args.out))))
     if found.same:
         print(f"{args.out}: up to date ({found})")
         return 0

@@ -1,4 +1,4 @@
-"""Train the verdict model (`bot/classify/data/verdict_model.json`) from every development set.
+"""Train the verdict model (`bot/classify/data/verdict_model.json.gz`) from every development set.
 
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
 Needs the `train` extra (scikit-learn).
