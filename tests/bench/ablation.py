@@ -59,7 +59,7 @@ def _fold_models(
     rest = [n for name in DEV_SETS if name != held for n in sets[name]]
     roles = train_roles(rest, slugs)
     models = (train_verdicts(rest), roles, train_audience(rest, roles))
-    for path, model in zip(paths, models, strict=True):
+    for path, model in zip(paths, models, strict=True) if paths else ():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(model_json(model), encoding="utf-8")
     return models

@@ -40,6 +40,8 @@ RUNS = {
     "role_loso": (["--sets", "dev69", "--jobs", "1"], "blend0.15,0.6"),
     "verdict_loso": (["--sets", "dev69"], "| dev69 | 10 |"),
     "verdict_report": ([], "| all held out |"),
+    "ablation": (["--families", "negation", "--loso", "dev69"], "| negation |"),
+    "no_loss": (["--loso", "dev69"], "| dev69 (left out) |"),
     # CI has no model server: the fake one of tests/support/fakellm.py answers ({fake} is its URL).
     "bench_llm": (
         ["--sets", "val1", "--limit", "12", "--url", "{fake}", "--model", "test-model"],
