@@ -274,7 +274,7 @@ FAMILIES: dict[str, str] = {
     "container-image": "'image' as a container image",
 }  # fmt: skip
 
-_SENTENCE_CUTS = frozenset("。!?\n.")  # the last character of a SENTENCE_CUT
+_SENTENCE_CUTS = frozenset("。!?\n.")  # a clause cut after one of these also ends a sentence
 _Info = tuple[tuple[tuple[int, float], ...], bool, bool]
 _Hit = tuple[int, str, tuple[tuple[int, float], ...]]
 
@@ -287,9 +287,6 @@ class Rules:
         self.slugs = taxonomy.slugs
         self._off = off
         self._fallback = FALLBACK_ROLE if FALLBACK_ROLE in self.slugs else self.slugs[0]
-        self._fallback_index = (
-            self.slugs.index(FALLBACK_ROLE) if FALLBACK_ROLE in self.slugs else None
-        )
         # term key -> ((role index, weight), ...), plus per-key boundary rules
         table: dict[str, dict[int, float]] = {}
         prefix_keys: set[str] = set()

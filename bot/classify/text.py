@@ -19,8 +19,7 @@ from bot.classify.trie import ASCII_ALNUM, trie_regex
 # Sentence and clause boundaries (applied to NFKC text, so "，" is already ","). A "." only
 # ends a sentence before whitespace, so "v0.6.1" and "torch.compile" stay whole.
 SENTENCE_END = re.compile(r"[。!?.\n]")
-# The same ends as cuts that start a new segment (a "." only before whitespace).
-SENTENCE_CUT = re.compile(r"[。!?\n]|\.(?=\s)")
+# Clause cuts (a "." only before whitespace); those after "。!?\n." also end a sentence.
 CLAUSE_CUT = re.compile(r"[。!?\n,;:]|\.(?=\s)|——| — |→|->")
 
 
