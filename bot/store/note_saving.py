@@ -249,31 +249,10 @@ def _existing_sqlite(conn: Connection, keys: list[str]) -> dict[str, tuple[int, 
     return existing
 
 
-# The columns of a new row in the order `_sqlite_row` gives them.
-_SQLITE_COLUMNS = (
-    "id",
-    "key",
-    "repo",
-    "title",
-    "paragraph",
-    "pr",
-    "pr_url",
-    "content_hash",
-    "roles",
-    "primary_role",
-    "verdict",
-    "verdict_rank",
-    "role_verdicts",
-    "excerpt",
-    "verdict_confidence",
-    "read_by",
-    "source_file",
-    "source_line",
-    "ingested_at",
-    "updated_at",
-    "search_title",
-    "search_body",
-)
+# Every column of `notes`, in the table's order: `_insert_new_sqlite` gives a new row's values
+# in this order, so a column added to the table fails every SQLite insert until it is given.
+_SQLITE_COLUMNS = tuple(c.name for c in notes.c)
+_TITLE, _BODY = _SQLITE_COLUMNS.index("search_title"), _SQLITE_COLUMNS.index("search_body")
 _SQLITE_INSERT = (
     f"INSERT INTO notes ({', '.join(_SQLITE_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in _SQLITE_COLUMNS)})"
@@ -316,14 +295,14 @@ def _insert_new_sqlite(
                 c.verdict.rank,
                 dumps({k: v.value for k, v in verdicts.items()}),
                 c.excerpt,
-                c.verdict_confidence.value,
-                c.read_by,
                 note.source_file,
                 note.line,
                 stamp,
                 stamp,
                 indexed.search_title,
                 indexed.search_body,
+                c.verdict_confidence.value,
+                c.read_by,
             )
         )
         role_rows.extend((note_id, role, verdicts.get(role, c.verdict).rank) for role in c.roles)
@@ -334,9 +313,9 @@ def _insert_new_sqlite(
         )
     # New rows are indexed here, in bulk (updates and deletes use triggers).
     conn.exec_driver_sql(
-        "INSERT INTO notes_fts(rowid, search_body) VALUES (?, ?)", [(r[0], r[-1]) for r in rows]
+        "INSERT INTO notes_fts(rowid, search_body) VALUES (?, ?)", [(r[0], r[_BODY]) for r in rows]
     )
     conn.exec_driver_sql(
         "INSERT INTO notes_title_fts(rowid, search_title) VALUES (?, ?)",
-        [(r[0], r[-2]) for r in rows],
+        [(r[0], r[_TITLE]) for r in rows],
     )

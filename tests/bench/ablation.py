@@ -41,7 +41,7 @@ def _pooled(
     return score(notes, lambda title, paragraph: answers[title + "\n" + paragraph], slugs)
 
 
-def _fold_models(
+def fold_models(
     held: str, sets: dict[str, list[Labelled]], slugs: tuple[str, ...], cache: Path | None
 ) -> tuple[VerdictModel, RoleModel, AudienceModel]:
     """The verdict, role and audience models trained on every development set but `held`,
@@ -86,7 +86,7 @@ def main() -> None:
     if args.loso:
         sets = {name: load_set(name) for name in DEV_SETS}
         for held in args.loso.split(","):
-            models = _fold_models(held, sets, taxonomy.slugs, args.cache)
+            models = fold_models(held, sets, taxonomy.slugs, args.cache)
             for off in variants:
                 reader = Classifier(taxonomy, off=off, models=models)
                 for n in sets[held]:

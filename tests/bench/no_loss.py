@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bot.classify.pipeline import Classifier
 from bot.classify.taxonomy import load_taxonomy
-from tests.bench.ablation import _fold_models
+from tests.bench.ablation import fold_models
 from tests.labelled import DEV_SETS, FROZEN, VALIDATION_SETS, load_set, score
 
 METRICS = ("verdict", "main verdict", "named-role F1")
@@ -42,7 +42,7 @@ def main() -> None:
     scores: dict[str, list[float]] = {}
     sets = {name: load_set(name) for name in DEV_SETS}
     for held in args.loso.split(",") if args.loso else DEV_SETS:
-        reader = Classifier(taxonomy, models=_fold_models(held, sets, taxonomy.slugs, args.cache))
+        reader = Classifier(taxonomy, models=fold_models(held, sets, taxonomy.slugs, args.cache))
         got = score(sets[held], reader.classify, taxonomy.slugs)
         scores[f"{held} (left out)"] = [
             got.verdict_accuracy,
