@@ -75,8 +75,8 @@ sys.path.insert(0, sys.argv[1])
 from bot.classify import build_classifier
 try:
     from bot.classify.taxonomy import load_taxonomy
-except ImportError:
-    from bot.classify.taxonomy import load_taxonomy
+except ImportError:  # a checkout from before the package
+    from bot.taxonomy import load_taxonomy
 notes = json.loads(sys.stdin.read())
 classifier = build_classifier(load_taxonomy(None))
 for title, paragraph in notes:
