@@ -135,7 +135,7 @@ def _amount(word: str) -> float:
         return float(sum(_NUMBERS.get(w, 0) for w in word.split()))
     if word == "半":
         return 0.5
-    if word == "几":
+    if word == "几":  # "a few"
         return 3.0
     if word == "整":
         return 1.0
@@ -150,7 +150,7 @@ def _budget_marker(m: re.Match[str]) -> str:
     amount, unit = _amount(m.group(1)), m.group(2)
     minutes = amount if unit.startswith(("min", "分")) else amount * 60
     if unit.startswith(("sitting", "evening", "afternoon", "晚", "下午", "上午")):
-        minutes = 120
+        minutes = 120  # a sitting, an evening: a long read whatever the number
     if minutes <= 0:
         return _SKIP_MARK
     return _DEEP_MARK if minutes >= T.deep_budget_minutes else ""
@@ -390,7 +390,8 @@ def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
         elif idiom.edged and not _edges_ok(text, a, b):
             continue
         if idiom.bare and not (
-            not text[start:a].strip() or _BARE_LEAD.search(text, max(start, a - 12), a)
+            not text[start:a].strip()
+            or _BARE_LEAD.search(text, max(start, a - T.bare_lead_window), a)
         ):
             continue
         # the idiom wins over a literal or a weaker idiom inside it ("知道有这回事就行")
@@ -423,7 +424,7 @@ def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
         asked = SENTENCE_STOP.search(text, e, stop) if has_question else None
         if asked is not None and asked.group() == "?" and "question" not in off:
             continue  # "要细看吗?", "worth a close read?": asked, not said
-        if meaning is Meaning.NOT_WORTH and text[max(start, s - 3) : s].endswith(_NOT_THAT):
+        if meaning is Meaning.NOT_WORTH and text.endswith(_NOT_THAT, start, s):
             continue  # "不是不值得看": a double negative, the rest of the note decides
         verdict = VERDICT_OF[meaning]
         if verdict is Verdict.DEEP and "later" not in off and _later(text, clause, s, e, stop):
@@ -493,7 +494,7 @@ def _later(text: str, clause: int, s: int, e: int, stop: int) -> bool:
     """Is the reading the cue asks for put off until later?"""
     if _LATER_AFTER.match(text, e, stop) is not None:
         return True
-    if "再" not in text[max(clause, s - 24) : s]:
+    if "再" not in text[max(clause, s - T.later_window) : s]:
         return False
     return _LATER_BEFORE.search(text, clause, s) is not None
 
@@ -565,8 +566,8 @@ def _answers(text: str, start: int, stop: int) -> Iterator[tuple[int, int, str]]
 def _clause_start(text: str, start: int, at: int) -> int:
     """Where the clause holding `text[at]` starts."""
     return max(
-        (m.end() for m in CLAUSE_STOP.finditer(text, max(start, at - 80), at)),
-        default=max(start, at - 80),
+        (m.end() for m in CLAUSE_STOP.finditer(text, max(start, at - T.clause_lookback), at)),
+        default=max(start, at - T.clause_lookback),
     )
 
 

@@ -655,7 +655,7 @@ class Rules:
         if "keywords" in off:
             title_counts.clear()
         for key, count in title_counts.items():
-            factor = T.title_weight * (1.0 + T.repeat_bonus * (min(count, 4) - 1))
+            factor = T.title_weight * (1.0 + T.repeat_bonus * (min(count, T.repeat_cap) - 1))
             for index, weight in table[key]:
                 scores[index] += weight * factor
 
@@ -678,7 +678,7 @@ class Rules:
             else:
                 para_counts[key] = (seen[0] + 1, bonus if bonus > seen[1] else seen[1])
         for key, (count, top) in para_counts.items():
-            factor = top + T.repeat_bonus * (min(count, 4) - 1)
+            factor = top + T.repeat_bonus * (min(count, T.repeat_cap) - 1)
             for index, weight in table[key]:
                 scores[index] += weight * factor
 

@@ -20,7 +20,8 @@ class Thresholds:
     title_weight: float = 2.5  # a keyword in the title counts this many times a paragraph hit
     audience_weight: float = 5.0  # an audience phrase ("发布工程负责人") is strong evidence
     verdict_sentence_bonus: float = 1.5  # hits in the sentence that carries the verdict
-    repeat_bonus: float = 0.3  # each repeat of a term adds this fraction (up to 3 repeats)
+    repeat_bonus: float = 0.3  # each repeat of a term adds this fraction...
+    repeat_cap: int = 4  # ...counting at most this many occurrences (so up to 3 repeats)
     min_score: float = 3.0  # a role needs at least this much evidence...
     relative_min: float = 0.35  # ...and at least this fraction of the best role's score
     span_min: float = 2.0  # evidence needed to count a role as named in an audience span
@@ -50,6 +51,13 @@ class Thresholds:
     negator_window: int = 24
     not_worth_gap: int = 8
     cue_lookback: int = 60
+    # Windows that bound a search, in characters: a bare "read it" needs one of its lead words
+    # ("otherwise", "→") within bare_lead_window before it (the longest lead word and a space);
+    # a deep cue is put off ("等定稿再细读") only with a "再" within later_window before it;
+    # a rating's or budget's clause is looked for at most clause_lookback back.
+    bare_lead_window: int = 12
+    later_window: int = 24
+    clause_lookback: int = 80
     # Ratings and time budgets: a score out of ten up to rating_skip_max is a skip, up to
     # rating_skim_max a skim, above it deep; stars out of five likewise; a budget of at least
     # deep_budget_minutes asks for a close read. Hand-set to the usual reading of such scales.

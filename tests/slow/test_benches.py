@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # (module and small arguments, a piece of what its last part prints)
 RUNS = {
     "bench_classify": (["--rounds", "1", "--phases"], "audience: verdicts: CPU median"),
+    "classifier_size": ([], "lines of code"),
     "bench_ingest": (["--notes", "200", "--per-file", "50"], "200 unchanged"),
     "bench_lookup": (
         ["--small", "50", "--large", "200", "--cli-runs", "1", "--rounds", "1"],
