@@ -4,7 +4,7 @@ loaded by `bot.classify.train.labelled`.
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
 styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
-sets), `dev8`–`dev75` (development notes by more writers), `unseen_v6`–`unseen_v11` (held
+sets), `dev8`–`dev75` (development notes by more writers), `unseen_v6`–`unseen_v12` (held
 out, frozen: scored, never read for ideas; see fixtures/README.md),
 `retired_v4` and `retired_v5` (once held out as `unseen_v4` and `unseen_v5`: frozen and
 never read, but their aggregate steered a decision), and

@@ -3,7 +3,7 @@
 Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
 develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
 styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
-sets), `dev8`–`dev75` (development notes by more writers), `unseen_v6`–`unseen_v11` (held
+sets), `dev8`–`dev75` (development notes by more writers), `unseen_v6`–`unseen_v12` (held
 out, frozen: scored, never read for ideas; see fixtures/README.md),
 `retired_v4` and `retired_v5` (once held out as `unseen_v4` and `unseen_v5`: frozen and
 never read, but their aggregate steered a decision), and
@@ -25,7 +25,15 @@ from bot.notes.ingest import parse_note_text
 FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures"
 
 # Held-out sets: each frozen with the sha256 in the `.sha256` file beside it.
-UNSEEN = ("unseen_v6", "unseen_v7", "unseen_v8", "unseen_v9", "unseen_v10", "unseen_v11")
+UNSEEN = (
+    "unseen_v6",
+    "unseen_v7",
+    "unseen_v8",
+    "unseen_v9",
+    "unseen_v10",
+    "unseen_v11",
+    "unseen_v12",
+)
 # Once held out, no longer: written and frozen like the held-out sets and never read note by
 # note or trained on, but their aggregate steered a decision (see fixtures/README.md).
 RETIRED = ("retired_v4", "retired_v5")
