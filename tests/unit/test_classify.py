@@ -2,7 +2,7 @@
 
 The development sets (`seeds`, `dev`, `dev2`, `dev3`–`dev11`) are read while the classifier
 is written. `dev6` and `dev7` were held out as `unseen_v2` and `unseen_v3` before their
-misses were read. `unseen_v6`–`unseen_v11` are held out and frozen, and so are `retired_v4` and
+misses were read. `unseen_v6`–`unseen_v12` are held out and frozen, and so are `retired_v4` and
 `retired_v5` (once `unseen_v4` and `unseen_v5`, retired because their aggregate steered a
 decision); a test here only checks that each is intact against its `.sha256` file. They are
 scored in aggregate by `python -m tests.bench.verdict_report`, never read for ideas and
