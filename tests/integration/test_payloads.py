@@ -379,6 +379,9 @@ def test_a_slack_refusal_inside_a_listener_is_one_line(
     note_id = a_note_id(bot)
     body = menu_body(note_id, f"{FIX_OPTION}:{note_id}", EDITOR)
     assert bot.post(body)[0] == 200
+    # the modal opens after the ack: the second click must come after the first one's
+    # views.open, or the first one is the one Slack refuses
+    bot.slack.wait_for("views.open")
     url = bot.response_url()
     again = payload_of(body)
     assert bot.post(as_form({**again, "response_url": url}))[0] == 200
