@@ -207,6 +207,7 @@ def test_dms_are_paced(posting: Services, slack: FakeSlack) -> None:
     assert datetime.now(UTC) - started < timedelta(seconds=10)
 
 
+@pytest.mark.slow  # about 7 s a database: the whole week through Slack's wire
 def test_a_300_note_week_is_split_within_block_kit_limits(
     posting: Services, slack: FakeSlack
 ) -> None:
