@@ -200,6 +200,7 @@ def test_a_full_pool_drops_work_with_one_warning_and_keeps_acknowledging(
         status, _ = bot.command("help", "/response/after-drop")
         assert status == 200
         assert "/prdigest" in slack.wait_for("/response/after-drop", timeout=5)[-1].params["text"]
+    slack.wait_stalled(SLOW, n=2, timeout=5)
     assert len(slack.stalled(SLOW)) == 2, "dropped work never reached Slack"
     again = _said(caplog, "room again")
     assert len(again) == 1 and "2 requests" in again[0].getMessage()

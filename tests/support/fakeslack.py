@@ -790,15 +790,28 @@ class FakeSlack:
 
     def wait_for(self, method: str, n: int = 1, timeout: float = 5.0) -> list[Call]:
         """Block until at least ``n`` calls to ``method`` arrived; TimeoutError otherwise."""
+        return self._wait(method, n, timeout, lambda c: c.method == method)
+
+    def wait_stalled(self, target: str, n: int = 1, timeout: float = 5.0) -> list[Call]:
+        """Block until at least ``n`` calls for ``target`` (as ``stalled`` names it) arrived.
+
+        The client's side of a stalled call can end (it gave up) before the server's thread
+        has read the request, so a test counts attempts after waiting here, not before.
+        """
+        return self._wait(target, n, timeout, lambda c: _matches(target, c.method))
+
+    def _wait(
+        self, target: str, n: int, timeout: float, wanted: Callable[[Call], bool]
+    ) -> list[Call]:
         deadline = time.monotonic() + timeout
         with self._changed:
             while True:
-                found = [c for c in self._calls if c.method == method]
+                found = [c for c in self._calls if wanted(c)]
                 if len(found) >= n:
                     return found
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise TimeoutError(f"{len(found)} of {n} {method} calls after {timeout}s")
+                    raise TimeoutError(f"{len(found)} of {n} {target} calls after {timeout}s")
                 self._changed.wait(left)
 
     # ------------------------------------------------------------ knobs
