@@ -344,18 +344,27 @@ def test_set_rate_global_window(client: WebClient, slack: FakeSlack) -> None:
 
 
 def test_latency_delays_each_call_and_calls_overlap(slack: FakeSlack) -> None:
-    slack.set_latency("auth.test", 0.2)
+    latency = 0.4
+    slack.set_latency("auth.test", latency)
     clients = [WebClient(token=TOKEN, base_url=slack.api_url) for _ in range(4)]
+
+    def timed(client: WebClient) -> float:
+        started = time.monotonic()
+        assert client.auth_test()["ok"]
+        return time.monotonic() - started
+
     started = time.monotonic()
     with ThreadPoolExecutor(4) as pool:
-        answers = list(pool.map(lambda c: c.auth_test()["ok"], clients))
+        each = list(pool.map(timed, clients))
     elapsed = time.monotonic() - started
-    assert answers == [True] * 4
-    assert 0.2 <= elapsed < 0.6, "each call waits, and concurrent calls wait together"
+    assert min(each) >= latency and elapsed >= latency, "each call waits"
+    # Together: every call arrived before the first one was answered. One after another,
+    # the last would arrive three latencies after the first.
+    arrived = [c.at for c in slack.calls_for("auth.test")]
+    assert len(arrived) == 4
+    assert max(arrived) - min(arrived) < latency, "concurrent calls wait together"
     slack.set_latency("auth.test", 0)
-    started = time.monotonic()
-    clients[0].auth_test()
-    assert time.monotonic() - started < 0.2
+    assert timed(clients[0]) < latency
 
 
 def test_fail_injection(client: WebClient, slack: FakeSlack) -> None:
