@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, time
 
 MAX_NOTE_ID = 2**63 - 1  # the largest id SQLite INTEGER and PostgreSQL BIGINT hold
 
@@ -246,14 +246,37 @@ class Pause:
 
 
 @dataclass(frozen=True)
+class ReaderSettings:
+    """A reader's own choices for their DMs; None means "the team's default"."""
+
+    budget: int | None = None  # notes shown in full per DM; 0 means all (`budget all`)
+    dm_weekday: int | None = None  # 0 is Monday; with `dm_time`, in the reader's time zone
+    dm_time: time | None = None
+    dm_off: bool = False  # `dm off`: no DMs (watches included); subscriptions stay
+    language: str | None = None  # "zh" or "en"; None: Slack's locale decides (`lang auto`)
+
+
+@dataclass(frozen=True)
+class ReaderProfile:
+    """What Slack reports of a reader (`users.info`), as cached at `fetched_at`."""
+
+    tz: str | None
+    locale: str | None
+    fetched_at: datetime
+
+
+@dataclass(frozen=True)
 class Reader:
-    """What one Slack user asked to receive: roles (with filters), saved searches, a pause."""
+    """What one Slack user asked to receive: roles (with filters), saved searches, a pause,
+    their own settings and, once Slack was asked, their profile."""
 
     team_id: str
     user_id: str
     roles: tuple[RoleSubscription, ...] = ()
     watches: tuple[str, ...] = ()
     pause: Pause | None = None
+    settings: ReaderSettings = ReaderSettings()
+    profile: ReaderProfile | None = None
 
     @property
     def key(self) -> tuple[str, str]:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, time
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from bot.domain import Pause, Reader, RoleSubscription, Verdict
+from bot.domain import Pause, Reader, ReaderProfile, ReaderSettings, RoleSubscription, Verdict
 from bot.store.clock import utcnow
 from bot.store.locks import lock_reader
-from bot.store.schema import pauses, subscriptions, watches
+from bot.store.schema import pauses, reader_profiles, reader_settings, subscriptions, watches
 
 MAX_WATCHES = 20  # saved searches per reader
 
@@ -218,10 +220,107 @@ class Readers:
                 saved.setdefault((row.team_id, row.user_id), []).append(row.query)
             for row in conn.execute(sa.select(pauses)):
                 paused[(row.team_id, row.user_id)] = Pause(row.started_at, row.until)
+            own = {
+                (row.team_id, row.user_id): _settings(row)
+                for row in conn.execute(sa.select(reader_settings))
+            }
+            profiles = {
+                (row.team_id, row.user_id): _profile(row)
+                for row in conn.execute(sa.select(reader_profiles))
+            }
         keys = sorted(set(roles) | set(saved))
         return [
             Reader(
-                t, u, tuple(roles.get((t, u), ())), tuple(saved.get((t, u), ())), paused.get((t, u))
+                t,
+                u,
+                tuple(roles.get((t, u), ())),
+                tuple(saved.get((t, u), ())),
+                paused.get((t, u)),
+                own.get((t, u), ReaderSettings()),
+                profiles.get((t, u)),
             )
             for t, u in keys
         ]
+
+    # -- own settings and Slack profiles -------------------------------------------------
+
+    def settings(self, team_id: str, user_id: str) -> ReaderSettings:
+        """The reader's own settings (all defaults when they never set one)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(reader_settings).where(
+                    reader_settings.c.team_id == team_id, reader_settings.c.user_id == user_id
+                )
+            ).first()
+        return _settings(row) if row is not None else ReaderSettings()
+
+    def update_settings(self, team_id: str, user_id: str, **changes: Any) -> ReaderSettings:
+        """Change some of the reader's settings (fields of `ReaderSettings`); returns them all."""
+        with self.engine.begin() as conn:
+            lock_reader(conn, team_id, user_id)
+            where = (reader_settings.c.team_id == team_id, reader_settings.c.user_id == user_id)
+            row = conn.execute(sa.select(reader_settings).where(*where)).first()
+            current = _settings(row) if row is not None else ReaderSettings()
+            updated = replace(current, **changes)
+            values = _settings_row(updated)
+            if row is None:
+                conn.execute(
+                    reader_settings.insert().values(
+                        team_id=team_id, user_id=user_id, updated_at=utcnow(), **values
+                    )
+                )
+            else:
+                conn.execute(
+                    reader_settings.update().where(*where).values(updated_at=utcnow(), **values)
+                )
+        return updated
+
+    def profile(self, team_id: str, user_id: str) -> ReaderProfile | None:
+        """What Slack last reported of the reader, or None when it was never asked."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(reader_profiles).where(
+                    reader_profiles.c.team_id == team_id, reader_profiles.c.user_id == user_id
+                )
+            ).first()
+        return _profile(row) if row is not None else None
+
+    def save_profile(self, team_id: str, user_id: str, profile: ReaderProfile) -> None:
+        """Keep what Slack reported of the reader (replacing the previous report)."""
+        values = {"tz": profile.tz, "locale": profile.locale, "fetched_at": profile.fetched_at}
+        with self.engine.begin() as conn:
+            lock_reader(conn, team_id, user_id)
+            where = (reader_profiles.c.team_id == team_id, reader_profiles.c.user_id == user_id)
+            done = conn.execute(reader_profiles.update().where(*where).values(**values))
+            if done.rowcount == 0:
+                conn.execute(
+                    reader_profiles.insert().values(team_id=team_id, user_id=user_id, **values)
+                )
+
+
+def _settings(row: Any) -> ReaderSettings:
+    dm_time = None
+    if row.dm_time:
+        hour, minute = row.dm_time.split(":")
+        dm_time = time(int(hour), int(minute))
+    return ReaderSettings(
+        budget=row.budget,
+        dm_weekday=row.dm_weekday,
+        dm_time=dm_time,
+        dm_off=bool(row.dm_off),
+        language=row.language,
+    )
+
+
+def _settings_row(settings: ReaderSettings) -> dict[str, Any]:
+    return {
+        "budget": settings.budget,
+        "dm_weekday": settings.dm_weekday,
+        "dm_time": settings.dm_time.strftime("%H:%M") if settings.dm_time else None,
+        "dm_off": settings.dm_off,
+        "language": settings.language,
+    }
+
+
+def _profile(row: Any) -> ReaderProfile:
+    return ReaderProfile(tz=row.tz, locale=row.locale, fetched_at=row.fetched_at)

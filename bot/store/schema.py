@@ -109,6 +109,31 @@ pauses = sa.Table(
     sa.Column("until", UtcDateTime(), nullable=False),
 )
 
+# -- readers' own settings and Slack profiles (migration 0009) ---------------------------
+
+reader_settings = sa.Table(
+    "reader_settings",
+    metadata,
+    sa.Column("team_id", sa.String(32), primary_key=True),
+    sa.Column("user_id", sa.String(32), primary_key=True),
+    sa.Column("budget", sa.SmallInteger, nullable=True),  # NULL: PRDIGEST_DM_BUDGET; 0: all
+    sa.Column("dm_weekday", sa.SmallInteger, nullable=True),  # 0 Monday; NULL: the schedule's
+    sa.Column("dm_time", sa.String(5), nullable=True),  # "HH:MM" in the reader's zone
+    sa.Column("dm_off", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("language", sa.String(8), nullable=True),  # "zh", "en"; NULL: Slack's locale
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+)
+
+reader_profiles = sa.Table(
+    "reader_profiles",
+    metadata,
+    sa.Column("team_id", sa.String(32), primary_key=True),
+    sa.Column("user_id", sa.String(32), primary_key=True),
+    sa.Column("tz", sa.String(64), nullable=True),  # IANA name from users.info
+    sa.Column("locale", sa.String(16), nullable=True),  # e.g. "zh-CN", "en-US"
+    sa.Column("fetched_at", UtcDateTime(), nullable=False),
+)
+
 # -- corrections (migration 0005) ----------------------------------------------------
 
 note_fixes = sa.Table(

@@ -678,6 +678,8 @@ class FakeSlack:
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.ephemerals: list[dict[str, Any]] = []
         self.home_views: dict[str, dict[str, Any]] = {}
+        # users.info answers: what `set_user` gave each user (time zone, locale).
+        self.users: dict[str, dict[str, Any]] = {}
         self.opened_views: list[dict[str, Any]] = []
         self._used_triggers: set[str] = set()
         self._clock = clock
@@ -702,6 +704,7 @@ class FakeSlack:
             "views.publish": FakeSlack._views_publish,
             "views.open": FakeSlack._views_open,
             "conversations.open": FakeSlack._conversations_open,
+            "users.info": FakeSlack._users_info,
             "conversations.history": FakeSlack._conversations_history,
             "conversations.replies": FakeSlack._conversations_replies,
             "apps.connections.open": FakeSlack._apps_connections_open,
@@ -1412,6 +1415,27 @@ class FakeSlack:
         }
         self.opened_views.append(stored)
         return {"ok": True, "view": dict(stored)}
+
+    def set_user(self, user_id: str, *, tz: str | None = None, locale: str | None = None) -> None:
+        """What users.info reports of `user_id` (Slack gives the locale only when asked)."""
+        profile: dict[str, Any] = {"id": user_id, "name": user_id.lower()}
+        if tz is not None:
+            profile["tz"] = tz
+        if locale is not None:
+            profile["locale"] = locale
+        with self._lock:
+            self.users[user_id] = profile
+
+    def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        user_id = params.get("user")
+        if not isinstance(user_id, str) or not user_id:
+            raise _SlackError("user_not_found")
+        if user_id in self.unknown_channels:
+            raise _SlackError("user_not_found")
+        user = dict(self.users.get(user_id, {"id": user_id, "name": user_id.lower()}))
+        if not _truthy(params.get("include_locale")):
+            user.pop("locale", None)
+        return {"ok": True, "user": user}
 
     def _conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:
         users = params.get("users")
