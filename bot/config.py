@@ -130,6 +130,13 @@ class Settings(BaseSettings):
     dm_concurrency: int = Field(
         default=4, ge=1, le=64, description="Concurrent DM senders sharing the rate."
     )
+    dm_budget: int = Field(
+        default=5,
+        ge=0,
+        le=20,
+        description="Notes a weekly DM shows in full, best first, unless a reader sets their "
+        "own (`/prdigest budget`); the rest are counted and a button shows them (0: all).",
+    )
     port: int = Field(default=3000, ge=1, le=65535, description="HTTP port of `serve`.")
     slack_api_url: str = Field(
         default="https://slack.com/api/", description="Base URL of the Slack Web API."

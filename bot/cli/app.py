@@ -66,6 +66,7 @@ def build_app() -> typer.Typer:
     app.command()(notes.roles)
     app.command()(digests.preview)
     app.command()(digests.post)
+    app.command()(digests.tick)
     app.command()(serve.serve)
     app.command()(doctor.doctor)
     return app

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Annotated
@@ -39,15 +40,18 @@ class _DropErrors(logging.Filter):
 
 
 @contextmanager
-def _reported_here(logger: logging.Logger) -> Iterator[None]:
-    """Errors `logger` would log are raised to the command too, which prints them as its one
-    line: keep that line from appearing twice (warnings still show)."""
+def _reported_here(*names: str) -> Iterator[None]:
+    """Errors the loggers `names` would log are raised to the command too, which prints them
+    as its one line: keep that line from appearing twice (warnings still show)."""
     dropped = _DropErrors()
-    logger.addFilter(dropped)
+    loggers = [logging.getLogger(name) for name in names]
+    for logger in loggers:
+        logger.addFilter(dropped)
     try:
         yield
     finally:
-        logger.removeFilter(dropped)
+        for logger in loggers:
+            logger.removeFilter(dropped)
 
 
 def preview(
@@ -124,13 +128,22 @@ def post(
             "--dm-rate", min=0, metavar="RATE", help="Starting DMs per second (PRDIGEST_DM_RATE)."
         ),
     ] = None,
+    channel_only: Annotated[
+        bool,
+        typer.Option(
+            "--channel-only",
+            help="Post the channel digest alone; readers get their DMs at their own times.",
+        ),
+    ] = False,
 ) -> None:
     """Post the weekly digest now: every note not yet posted to PRDIGEST_CHANNEL, once.
 
-    Ingests PRDIGEST_DIGESTS_DIR first, then posts one parent message, one thread reply per
-    role and the subscribers' DMs; an unfinished earlier run is finished first. Posts
-    nothing when there is nothing new or another process is posting. --dry-run needs no
-    token and changes nothing (files not yet ingested are not shown).
+    Ingests PRDIGEST_DIGESTS_DIR first, then posts one parent message and one thread reply
+    per role, then sends every reader their DM now, whatever their own time (the posted
+    notes for them they were not sent yet, within their budget); an unfinished earlier run
+    is finished first. Posts nothing when there is nothing new or another process is
+    posting. --dry-run needs no token and changes nothing (files not yet ingested are not
+    shown).
     """
     if as_json and not dry_run:
         # Without --dry-run the digest would be posted for real, not printed.
@@ -139,7 +152,7 @@ def post(
     if not dry_run and settings.slack_bot_token is None:
         raise CliError("SLACK_BOT_TOKEN is not set (use --dry-run to see the messages)")
     with open_services(settings) as services:
-        result = _publish_now(services, dry_run, channel_rate, dm_rate)
+        result = _publish_now(services, dry_run, channel_rate, dm_rate, not channel_only)
         waiting = notes_not_ingested(services) if dry_run else 0
     _print_run(result, as_json)
     if waiting:
@@ -151,7 +164,11 @@ def post(
 
 
 def _publish_now(
-    services: Services, dry_run: bool, channel_rate: float | None, dm_rate: float | None
+    services: Services,
+    dry_run: bool,
+    channel_rate: float | None,
+    dm_rate: float | None,
+    dms: bool,
 ) -> RunResult:
     """One run of the weekly job at the rates asked for; Slack's refusal or a run taken over
     by another process ends the command with one line."""
@@ -169,9 +186,9 @@ def _publish_now(
         dm_per_second=settings.dm_rate if dm_rate is None else dm_rate,
     )
     try:
-        with _reported_here(logging.getLogger("bot.delivery.weekly")):
+        with _reported_here("bot.delivery.weekly"):
             return publish_weekly_digest(
-                services, client, now_utc(), dry_run=dry_run, pacing=pacing
+                services, client, now_utc(), dry_run=dry_run, pacing=pacing, dms=dms
             )
     except DeliveryError as exc:
         raise DependencyError(str(exc)) from None
@@ -198,3 +215,58 @@ def _print_run(result: RunResult, as_json: bool) -> None:
         say(result.message)
     else:
         out.print(result.message, highlight=False, soft_wrap=True)
+
+
+def tick(
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            metavar="ISO-8601",
+            help="The moment to act at, with its time zone (e.g. 2027-01-04T01:05:00+00:00); "
+            "default: the clock's.",
+        ),
+    ] = None,
+) -> None:
+    """Do what is due at one moment, as `serve` does every minute.
+
+    The channel digest when its slot (PRDIGEST_SCHEDULE in PRDIGEST_TIMEZONE) is due and
+    not yet run, then every reader's DM whose own day and time has come and that was not
+    sent yet; each at most once, whatever ran before (serve, another replica, an earlier
+    tick). A moment missed by up to PRDIGEST_MISFIRE_GRACE is still due. Prints what it
+    did; exits 0 when nothing was due, 1 when Slack refused.
+    """
+    moment = _moment(now) if now is not None else now_utc()
+    settings = settings_or_exit()
+    if not settings.channel:
+        raise CliError("PRDIGEST_CHANNEL is not set: set it to the channel ID (C…) of the digest")
+    if settings.slack_bot_token is None:
+        raise CliError("SLACK_BOT_TOKEN is not set")
+    from bot.delivery.scheduler import run_due
+    from bot.slack.client import build_web_client
+
+    with open_services(settings) as services:
+        reclassify_on_start(services)
+        client = build_web_client(settings)
+        with _reported_here("bot.delivery.weekly", "bot.delivery.scheduler"):
+            result = run_due(services, client, moment)
+    for line in result.lines():
+        out.print(line, highlight=False, soft_wrap=True, markup=False)
+    if result.errors:
+        raise DependencyError("; ".join(result.errors))
+
+
+def _moment(text: str) -> datetime:
+    """`--now`: an ISO 8601 time that names its zone (an offset or Z)."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise CliError(
+            f"--now: {text!r} is not an ISO 8601 time such as 2027-01-04T01:05:00+00:00"
+        ) from None
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise CliError(
+            f"--now: {text!r} names no time zone; add one, e.g. {text.strip()}+00:00 (UTC) "
+            "or +08:00"
+        )
+    return moment

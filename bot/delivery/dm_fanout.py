@@ -36,9 +36,11 @@ log = logging.getLogger(__name__)
 
 
 class DmFanout:
-    """Sends a run's DM parts concurrently under one `RateController`.
+    """Sends DM parts concurrently under one `RateController`.
 
-    `before_send()` runs before every attempt (the claim is still ours);
+    `run_key` is the key each message's metadata names: one run's, or a function of the
+    part (DMs of several readers, each its own claim). `before_send(part)` runs before
+    every attempt (the claim is still ours);
     `on_sent(part, ts, channel)` records an accepted DM; `on_undeliverable(part, error)`
     settles a DM whose recipient cannot receive it.
     """
@@ -46,13 +48,13 @@ class DmFanout:
     def __init__(
         self,
         client: WebClient,
-        run_key: str,
+        run_key: str | Callable[[Part], str],
         controller: RateController,
         *,
         concurrency: int = 4,
         per_channel: float = 1.0,
         clock: Clock | None = None,
-        before_send: Callable[[], None] = lambda: None,
+        before_send: Callable[[Part], None] = lambda _p: None,
         on_sent: Callable[[Part, str, str], None],
         on_undeliverable: Callable[[Part, str], None] = lambda _p, _e: None,
         max_attempts: int = MAX_ATTEMPTS,
@@ -116,9 +118,10 @@ class DmFanout:
             ticket = self.controller.acquire()
             if self._stop.is_set():
                 return
-            self.before_send()
+            self.before_send(part)
+            key = self.run_key if isinstance(self.run_key, str) else self.run_key(part)
             try:
-                response = send_message(self.client, part, self.run_key, None)
+                response = send_message(self.client, part, key, None)
             except RateLimited as limited:
                 self.controller.rate_limited(ticket, limited.retry_after)
                 with self._lock:

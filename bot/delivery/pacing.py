@@ -18,6 +18,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.config import Settings
+
 
 class Clock(Protocol):
     """Monotonic seconds and a way to wait."""
@@ -196,3 +198,27 @@ class RateController:
             self._threshold = max(self.minimum, ceiling * 0.95)
             self._rate = max(self.minimum, ceiling * self.decrease)
             self._next = self._paused_until
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """How fast messages go out.
+
+    Channel posts: `channel_per_second` per channel (0: no gap). DMs: `dm_per_second` is
+    the starting rate of the adaptive fan-out (0: unpaced, only 429s slow it down), never
+    above `dm_max_per_second` (0: no ceiling), with `dm_concurrency` senders.
+    """
+
+    channel_per_second: float = 1.0
+    dm_per_second: float = 10.0
+    dm_max_per_second: float = 50.0
+    dm_concurrency: int = 4
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Pacing:
+        return cls(
+            channel_per_second=settings.channel_rate,
+            dm_per_second=settings.dm_rate,
+            dm_max_per_second=settings.dm_max_rate,
+            dm_concurrency=settings.dm_concurrency,
+        )

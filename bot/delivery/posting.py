@@ -204,3 +204,75 @@ class ChannelPoster:
             self.posted += 1
             return ts
         raise DeliveryError(explain_slack_error("ratelimited", part.channel, part.part))
+
+
+# -- what Slack already has of a run (recovery after a crash) ------------------------------
+
+Found = dict[str, tuple[str, str | None, str]]
+"""part -> (ts, thread_ts, channel) of the messages Slack holds for one run."""
+
+
+def _part_of(message: dict[str, Any], run_key: str) -> str | None:
+    metadata = message.get("metadata") or {}
+    if metadata.get("event_type") != EVENT_TYPE:
+        return None
+    payload = metadata.get("event_payload") or {}
+    if payload.get("run_id") != run_key:
+        return None
+    part = payload.get("part")
+    return str(part) if part else None
+
+
+def scan_run_messages(client: WebClient, run_key: str, method: str, **kwargs: Any) -> Found:
+    """The messages of run `run_key` that `method` (conversations.history or .replies,
+    called with `kwargs`) lists, page by page, found by their metadata."""
+    found: Found = {}
+    cursor: str | None = None
+    channel = str(kwargs["channel"])
+    while True:
+        call = getattr(client, method)
+        response = call(include_all_metadata=True, limit=200, cursor=cursor, **kwargs)
+        for message in response.get("messages") or []:
+            part = _part_of(message, run_key)
+            if part:
+                found[part] = (str(message["ts"]), message.get("thread_ts"), channel)
+        cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+        if not cursor:
+            return found
+
+
+def scan_dm(client: WebClient, user: str, run_key: str, oldest: str) -> Found | None:
+    """The messages of run `run_key` in the DM with `user` since `oldest`; None (logged)
+    when Slack does not let the DM be read."""
+    try:
+        opened = client.conversations_open(users=user)
+        channel = str(opened["channel"]["id"])
+        return scan_run_messages(
+            client, run_key, "conversations_history", channel=channel, oldest=oldest
+        )
+    except SlackApiError as exc:
+        log.warning("could not read the DMs of %s to resume: %s", user, exc.response.get("error"))
+        return None
+
+
+def thread_links(client: WebClient, channel: str, parts: list[Part]) -> dict[str, str]:
+    """Role slug -> link to its thread in a posted channel run; "" -> link to the parent."""
+    links: dict[str, str] = {}
+    parent = next((p.ts for p in parts if p.part == "parent"), None)
+    for part in parts:
+        if part.ts is None or part.kind == "dm":
+            continue
+        if part.part == "parent":
+            key = ""
+        elif part.part.endswith(":1"):
+            key = part.part.split(":")[1]
+        else:
+            continue
+        try:
+            links[key] = str(
+                client.chat_getPermalink(channel=channel, message_ts=part.ts)["permalink"]
+            )
+        except (SlackClientError, OSError):
+            suffix = f"?thread_ts={parent}&cid={channel}" if key and parent else ""
+            links[key] = f"https://slack.com/archives/{channel}/p{part.ts.replace('.', '')}{suffix}"
+    return links

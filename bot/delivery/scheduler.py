@@ -1,8 +1,12 @@
-"""The weekly schedule: an APScheduler cron job plus a catch-up check on start.
+"""The schedule: one tick a minute does everything due at that moment.
 
-Which slots have run is kept in the delivery ledger (not in APScheduler's job store), so
-several replicas and `prdigest post` agree: each slot is posted at most once, and a slot
-missed while no process was running is caught up once if it is within
+`run_due(services, client, now)` is the tick: the channel digest when its slot
+(`PRDIGEST_SCHEDULE` in `PRDIGEST_TIMEZONE`) is due and not yet run, then every reader's DM
+whose own moment is due and not yet sent (`bot.delivery.reader_dms`). `serve`'s scheduler
+calls it every minute with the clock's time; `prdigest tick --now` calls it with a chosen
+moment. Which slots and moments were handled is kept in the delivery ledger (not in
+APScheduler's job store), so replicas, `prdigest post` and restarts agree: each is handled
+once, and one missed while no process ran is caught up once within
 `PRDIGEST_MISFIRE_GRACE`.
 """
 
@@ -10,29 +14,33 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
 from slack_sdk import WebClient
 
 from bot.config import Settings
+from bot.delivery.reader_dms import RETRY_AFTER, DmResult, ReaderDelivery, deliver_due
 from bot.delivery.weekly import (
     DeliveryError,
     Pacing,
     RunResult,
     publish_weekly_digest,
     resume_unfinished_runs,
-    slot_key,
 )
 from bot.notes.digest import now_utc
 from bot.services import Services
 from bot.store import describe_unavailable, is_unavailable
-from bot.store.ledger import Ledger
+from bot.store.ledger import Ledger, LostClaimError, slot_key
 
 log = logging.getLogger(__name__)
 
-JOB_ID = "weekly-digest"
+JOB_ID = "prdigest-tick"
+TICK = timedelta(minutes=1)
 _MAX_SLOTS_SCANNED = 100_000
 
 
@@ -55,18 +63,92 @@ def latest_slot(trigger: CronTrigger, now: datetime, window: timedelta) -> datet
     return latest
 
 
-def run_scheduled_digest(
-    services: Services, client: WebClient, pacing: Pacing | None = None
-) -> RunResult | None:
-    """The cron job: publish the digest for the slot that just fired; never raises."""
-    now = now_utc()
-    slot = latest_slot(digest_trigger(services.settings), now, services.settings.misfire_grace)
+@dataclass
+class TickResult:
+    """What one tick did: the channel digest (or why none), the readers' DMs, errors."""
+
+    now: datetime
+    channel: RunResult | None = None
+    channel_note: str = ""  # why the tick made no channel digest
+    dms: DmResult | None = None
+    dm_note: str = ""  # why the tick sent no DMs
+    errors: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """What the tick did, one line per part, as `prdigest tick` prints it."""
+        moment = self.now.isoformat(timespec="seconds")
+        out = [f"tick at {moment}"]
+        out.append(f"channel: {self.channel.message if self.channel else self.channel_note}")
+        if self.dms is not None:
+            out.append(f"DMs: {self.dms.summary()}")
+        elif self.dm_note:
+            out.append(f"DMs: {self.dm_note}")
+        out.extend(f"error: {error}" for error in self.errors)
+        return out
+
+
+def _next_slot_text(settings: Settings, now: datetime) -> str:
+    fire = digest_trigger(settings).get_next_fire_time(None, now.astimezone(settings.zone))
+    return f"{fire:%Y-%m-%d %H:%M} {settings.timezone}" if fire is not None else "never"
+
+
+def run_due(
+    services: Services,
+    client: WebClient | None,
+    now: datetime,
+    *,
+    pacing: Pacing | None = None,
+    on_start: bool = False,
+) -> TickResult:
+    """Everything due at `now`: the channel digest if its slot is due and not yet run, then
+    every reader's DM that is due and not yet sent. `on_start` also finishes what a crash
+    or a Slack error left unfinished, at once. Slack's refusals are in `errors` (and
+    logged), one line each; nothing is lost, the next tick or start tries again."""
+    settings = services.settings
+    result = TickResult(now)
+    if not settings.channel:
+        result.channel_note = "PRDIGEST_CHANNEL is not set: no digest and no DMs"
+        return result
+    ledger = Ledger(services.store.engine)
     try:
-        return publish_weekly_digest(services, client, now, slot=slot, pacing=pacing)
-    except DeliveryError:
-        return None  # already logged with its cause; the run resumes on the next start
+        if on_start and client is not None:
+            resumed = resume_unfinished_runs(services, client, pacing=pacing)
+            result.channel = resumed if resumed.runs else None
+        slot = latest_slot(digest_trigger(settings), now, settings.misfire_grace)
+        if slot is None:
+            result.channel_note = f"not due (next {_next_slot_text(settings, now)})"
+        elif ledger.slot_run(settings.channel, slot_key(slot)) is not None:
+            result.channel_note = f"the digest of slot {slot_key(slot)} was already handled"
+        else:
+            result.channel = publish_weekly_digest(
+                services, client, now, slot=slot, pacing=pacing, dms=False
+            )
+    except (DeliveryError, LostClaimError) as exc:
+        result.errors.append(str(exc))  # logged where it happened
+        result.channel_note = "not posted"
+    if result.channel is not None and result.channel.status == "busy":
+        result.dm_note = "they wait for the channel digest another process is posting"
+        return result
+    retry_after = timedelta(0) if on_start else RETRY_AFTER
+    try:
+        result.dms = deliver_due(services, client, now, pacing, retry_after=retry_after)
+    except (DeliveryError, LostClaimError) as exc:
+        log.error("readers' DMs not all sent (they are tried again): %s", exc)
+        result.errors.append(str(exc))
+        result.dm_note = "not all sent"
+    if result.channel is not None or (result.dms is not None and result.dms.sent):
+        log.info("tick at %s: %s", now.isoformat(timespec="seconds"), "; ".join(result.lines()[1:]))
+    return result
+
+
+def run_scheduled_tick(
+    services: Services, client: WebClient, pacing: Pacing | None = None
+) -> TickResult | None:
+    """The every-minute job: `run_due` at the clock's time; never raises."""
+    try:
+        return run_due(services, client, now_utc(), pacing=pacing)
     except Exception as exc:
-        _log_failure(services, "weekly digest", exc)
+        _log_failure(services, "the scheduled tick", exc)
         return None
 
 
@@ -87,6 +169,8 @@ def resume_after_outage(
         return
     try:
         result = resume_unfinished_runs(services, client, pacing=pacing)
+        dms = ReaderDelivery(services, client, now_utc(), pacing)
+        dms.resume_open(timedelta(0))
     except DeliveryError:
         return  # logged with its cause
     except Exception as exc:
@@ -94,6 +178,8 @@ def resume_after_outage(
         return
     if result.runs:
         log.info("after the Slack outage: %s", result.message)
+    if dms.result.resumed:
+        log.info("after the Slack outage: %s", dms.result.summary())
 
 
 def catch_up(
@@ -103,37 +189,37 @@ def catch_up(
     *,
     pacing: Pacing | None = None,
 ) -> RunResult | None:
-    """On start: finish unfinished runs, then post the latest missed slot once (within grace).
+    """On start: finish what was left unfinished, then do what is due (within grace): the
+    latest missed channel slot once, the readers' DMs whose moment was missed.
 
-    Returns the result of the caught-up slot, or None when no slot was due.
+    Returns the channel digest's result, or None when no slot was due.
     """
-    settings = services.settings
-    if not settings.channel:
-        return None
-    now = now or now_utc()
-    resume_unfinished_runs(services, client, pacing=pacing)
-    slot = latest_slot(digest_trigger(settings), now, settings.misfire_grace)
-    if slot is None:
-        return None
-    if Ledger(services.store.engine).slot_run(settings.channel, slot_key(slot)) is not None:
-        return None
-    log.info("catching up the digest of %s (missed while not running)", slot.isoformat())
-    return publish_weekly_digest(services, client, now, slot=slot, pacing=pacing)
+    tick = run_due(services, client, now or now_utc(), pacing=pacing, on_start=True)
+    return tick.channel
 
 
 def _catch_up_quietly(services: Services, client: WebClient, pacing: Pacing | None) -> None:
     try:
         catch_up(services, client, pacing=pacing)
-    except DeliveryError:
-        pass  # logged with its cause
     except Exception as exc:
         _log_failure(services, "catch-up of the weekly digest", exc)
 
 
+def tick_trigger(every: timedelta = TICK) -> BaseTrigger:
+    """At the start of every minute (or every `every`, for tests)."""
+    if every == TICK:
+        return CronTrigger(second=0, timezone=UTC)
+    return IntervalTrigger(seconds=every.total_seconds(), timezone=UTC)
+
+
 def build_scheduler(
-    services: Services, client: WebClient, *, pacing: Pacing | None = None
+    services: Services,
+    client: WebClient,
+    *,
+    pacing: Pacing | None = None,
+    every: timedelta = TICK,
 ) -> BackgroundScheduler:
-    """A BackgroundScheduler (not started) with the weekly digest job.
+    """A BackgroundScheduler (not started) with the tick job (`run_due`, every minute).
 
     Without PRDIGEST_CHANNEL the scheduler has no job and a warning says why.
     """
@@ -143,12 +229,13 @@ def build_scheduler(
         log.warning("PRDIGEST_CHANNEL is not set: the weekly digest is off")
         return scheduler
     scheduler.add_job(
-        run_scheduled_digest,
-        trigger=digest_trigger(settings),
+        run_scheduled_tick,
+        trigger=tick_trigger(every),
         args=[services, client, pacing],
         id=JOB_ID,
-        name="weekly digest",
-        misfire_grace_time=max(1, int(settings.misfire_grace.total_seconds())),
+        name="digest and readers' DMs due",
+        # A tick late by more than this is skipped: the next one does what it would have.
+        misfire_grace_time=max(1, int(every.total_seconds())),
         coalesce=True,
         max_instances=1,
         replace_existing=True,
@@ -157,10 +244,14 @@ def build_scheduler(
 
 
 def start_scheduler(
-    services: Services, client: WebClient, *, pacing: Pacing | None = None
+    services: Services,
+    client: WebClient,
+    *,
+    pacing: Pacing | None = None,
+    every: timedelta = TICK,
 ) -> BackgroundScheduler:
-    """Start the weekly job and run the catch-up check in a background thread."""
-    scheduler = build_scheduler(services, client, pacing=pacing)
+    """Start the tick job and run the catch-up (`run_due` on start) in a background thread."""
+    scheduler = build_scheduler(services, client, pacing=pacing, every=every)
     scheduler.start()
     if services.settings.channel:
         threading.Thread(

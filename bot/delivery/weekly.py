@@ -12,31 +12,32 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.config import Settings
 from bot.delivery.dm_fanout import DmFanout
-from bot.delivery.pacing import RateController
+from bot.delivery.pacing import Pacing, RateController
 from bot.delivery.posting import (
     EVENT_TYPE,
     ChannelPoster,
     DeliveryError,
+    Found,
     explain_slack_error,
     explain_unreachable,
+    scan_dm,
+    scan_run_messages,
 )
+from bot.delivery.reader_dms import DmResult, deliver_now, preview_dms
 from bot.delivery.revisions import revised_payload, update_revised_messages
-from bot.domain import Role
 from bot.notes.digest import build_digest, week_label
 from bot.ops.logs import run_context
-from bot.readers.reading_list import ReadingPlan, ReadingSection
-from bot.render.digest_blocks import DmSection, Message, dm_messages, parent_message, role_messages
+from bot.render.digest_blocks import Message, note_ids_in, parent_message, role_messages
 from bot.services import Services, ingest_default
 from bot.store.ledger import (
+    ChannelNote,
     Claim,
     Ledger,
     LostClaimError,
@@ -46,6 +47,7 @@ from bot.store.ledger import (
     Planner,
     Run,
     process_identity,
+    slot_key,
 )
 
 __all__ = [
@@ -63,30 +65,6 @@ log = logging.getLogger(__name__)
 
 _HISTORY_MARGIN = timedelta(minutes=5)
 _MAX_CLAIMS = 4  # resume at most a few crashed runs before the new one
-
-
-@dataclass(frozen=True)
-class Pacing:
-    """How fast messages go out.
-
-    Channel posts: `channel_per_second` per channel (0: no gap). DMs: `dm_per_second` is
-    the starting rate of the adaptive fan-out (0: unpaced, only 429s slow it down), never
-    above `dm_max_per_second` (0: no ceiling), with `dm_concurrency` senders.
-    """
-
-    channel_per_second: float = 1.0
-    dm_per_second: float = 10.0
-    dm_max_per_second: float = 50.0
-    dm_concurrency: int = 4
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Pacing:
-        return cls(
-            channel_per_second=settings.channel_rate,
-            dm_per_second=settings.dm_rate,
-            dm_max_per_second=settings.dm_max_rate,
-            dm_concurrency=settings.dm_concurrency,
-        )
 
 
 @dataclass(frozen=True)
@@ -113,10 +91,7 @@ class RunResult:
     addition: bool = False
     ingest_errors: list[str] = field(default_factory=list)
     preview: list[PreviewMessage] = field(default_factory=list)
-
-
-def slot_key(slot: datetime) -> str:
-    return slot.astimezone(UTC).isoformat(timespec="seconds")
+    dm: DmResult | None = None  # the readers' DMs sent after the channel digest
 
 
 PLACEHOLDER_CHANNEL = "#digest-channel"
@@ -151,91 +126,14 @@ def _channel_planner(services: Services, channel: str, week: str) -> Planner:
             ):
                 name = f"role:{slug}:{index}"
                 parts.append(PlannedPart(name, "thread", channel, message))
-                note_parts.update((note_id, name) for note_id in _note_ids_in(message))
+                note_parts.update((note_id, name) for note_id in note_ids_in(message))
             note_roles.update((n.id, slug) for n in section.notes)
         return Plan(note_roles=note_roles, parts=parts, note_parts=note_parts)
 
     return plan
 
 
-def _dm_sections(
-    services: Services, sections: list[ReadingSection], links: dict[str, str], zone: ZoneInfo
-) -> list[DmSection]:
-    """A reader's chosen notes as DM headings, with links to the role threads."""
-    out: list[DmSection] = []
-    for section in sections:
-        if section.kind == "role" and section.role is not None:
-            role: Role = services.taxonomy.get(section.role)
-            link = links.get(section.role) or links.get("")
-            out.append(DmSection(role, section.notes, link))
-        elif section.kind == "watch":
-            out.append(DmSection(None, section.notes, None, heading=f"Watching: {section.query}"))
-        elif section.pause is not None:
-            start = section.pause.started_at.astimezone(zone).date().isoformat()
-            end = section.pause.until.astimezone(zone).date().isoformat()
-            footer = (
-                f"{section.more} more from those weeks: `/prdigest week` shows any week"
-                if section.more
-                else ""
-            )
-            out.append(
-                DmSection(
-                    None,
-                    section.notes,
-                    None,
-                    heading=f"While you were away ({start} – {end})",
-                    footer=footer,
-                )
-            )
-    return out
-
-
-def _note_ids_in(message: Message) -> list[int]:
-    ids = []
-    for block in message["blocks"]:
-        block_id = str(block.get("block_id", ""))
-        if block_id.startswith("note-"):
-            ids.append(int(block_id.removeprefix("note-")))
-    return ids
-
-
-def _plan_dm_messages(
-    services: Services,
-    run: Run,
-    reading: ReadingPlan,
-    links: dict[str, str],
-    already: dict[tuple[str, str], set[int]],
-) -> tuple[list[PlannedPart], list[tuple[str, str, int, str]]]:
-    parts: list[PlannedPart] = []
-    rows: list[tuple[str, str, int, str]] = []
-    zone = services.settings.zone
-    for reader in reading.readers:
-        team_id, user_id = reader.key
-        chosen = reading.sections(reader, already.get(reader.key, set()))
-        sections = _dm_sections(services, chosen, links, zone)
-        if not sections:
-            continue
-        for index, message in enumerate(
-            dm_messages(run.week, run.addition, sections, services.taxonomy), start=1
-        ):
-            part = f"dm:{team_id}:{user_id}:{index}"
-            parts.append(PlannedPart(part, "dm", user_id, message))
-            rows.extend((team_id, user_id, note_id, part) for note_id in _note_ids_in(message))
-    return parts, rows
-
-
 # -- Slack ----------------------------------------------------------------------------
-
-
-def _metadata_of(message: dict[str, Any], run_key: str) -> str | None:
-    metadata = message.get("metadata") or {}
-    if metadata.get("event_type") != EVENT_TYPE:
-        return None
-    payload = metadata.get("event_payload") or {}
-    if payload.get("run_id") != run_key:
-        return None
-    part = payload.get("part")
-    return str(part) if part else None
 
 
 class _RunDelivery:
@@ -265,20 +163,8 @@ class _RunDelivery:
 
     # Recovery: what Slack already has of this run.
 
-    def _scan(self, method: str, **kwargs: Any) -> dict[str, tuple[str, str | None, str]]:
-        found: dict[str, tuple[str, str | None, str]] = {}
-        cursor: str | None = None
-        channel = str(kwargs["channel"])
-        while True:
-            call = getattr(self.client, method)
-            response = call(include_all_metadata=True, limit=200, cursor=cursor, **kwargs)
-            for message in response.get("messages") or []:
-                part = _metadata_of(message, self.run.run_key)
-                if part:
-                    found[part] = (str(message["ts"]), message.get("thread_ts"), channel)
-            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
-            if not cursor:
-                return found
+    def _scan(self, method: str, **kwargs: Any) -> Found:
+        return scan_run_messages(self.client, self.run.run_key, method, **kwargs)
 
     def _oldest(self) -> str:
         return f"{(self.run.created_at - _HISTORY_MARGIN).timestamp():.6f}"
@@ -300,24 +186,14 @@ class _RunDelivery:
     def recover_dms(self, parts: list[Part]) -> None:
         users = {p.channel for p in parts if p.kind == "dm" and not p.settled}
         for user in sorted(users):
-            try:
-                opened = self.client.conversations_open(users=user)
-                dm_channel = str(opened["channel"]["id"])
-                found = self._scan(
-                    "conversations_history", channel=dm_channel, oldest=self._oldest()
-                )
-            except SlackApiError as exc:
-                log.warning(
-                    "could not read the DMs of %s to resume: %s", user, exc.response.get("error")
-                )
+            found = scan_dm(self.client, user, self.run.run_key, self._oldest())
+            if found is None:
                 continue
             for part in parts:
                 if part.kind == "dm" and part.channel == user and not part.settled:
                     self._record_found(parts, found, part.part)
 
-    def _record_found(
-        self, parts: list[Part], found: dict[str, tuple[str, str | None, str]], name: str
-    ) -> str | None:
+    def _record_found(self, parts: list[Part], found: Found, name: str) -> str | None:
         part = next((p for p in parts if p.part == name), None)
         if part is None:
             return None
@@ -374,7 +250,7 @@ class _RunDelivery:
             self.run.run_key,
             controller,
             concurrency=self.pacing.dm_concurrency,
-            before_send=self._still_ours,
+            before_send=lambda _part: self._still_ours(),
             on_sent=self._record_dm,
             on_undeliverable=self._record_undeliverable,
         )
@@ -389,43 +265,20 @@ class _RunDelivery:
                     controller.rate,
                 )
 
-    def permalinks(self, parts: list[Part]) -> dict[str, str]:
-        """Role slug -> link to its thread; "" -> link to the parent message."""
-        links: dict[str, str] = {}
-        channel = self.run.channel
-        parent = next((p.ts for p in parts if p.part == "parent"), None)
-        for part in parts:
-            if part.ts is None or part.kind == "dm":
-                continue
-            if part.part == "parent":
-                key = ""
-            elif part.part.endswith(":1"):
-                key = part.part.split(":")[1]
-            else:
-                continue
-            try:
-                links[key] = str(
-                    self.client.chat_getPermalink(channel=channel, message_ts=part.ts)["permalink"]
-                )
-            except (SlackClientError, OSError):
-                suffix = f"?thread_ts={parent}&cid={channel}" if key and parent else ""
-                links[key] = (
-                    f"https://slack.com/archives/{channel}/p{part.ts.replace('.', '')}{suffix}"
-                )
-        return links
-
     def deliver(self) -> None:
         parts = self.ledger.parts(self.run.id)
         if self.run.resumed:
             self._recover(self.recover_channel, parts)
             parts = self.ledger.parts(self.run.id)
         self.post_channel(parts)
-        self._plan_dms()
+        # Readers' DMs go out at each reader's own time (`bot.delivery.reader_dms`); a run
+        # left unfinished by an older version may still hold DMs planned inside it.
         parts = self.ledger.parts(self.run.id)
-        if self.run.resumed:
-            self._recover(self.recover_dms, parts)
-            parts = self.ledger.parts(self.run.id)
-        self.send_dms(parts)
+        if any(p.kind == "dm" and not p.settled for p in parts):
+            if self.run.resumed:
+                self._recover(self.recover_dms, parts)
+                parts = self.ledger.parts(self.run.id)
+            self.send_dms(parts)
         self.ledger.finish(self.run.id, self.owner)
 
     def _recover(self, step: Callable[[list[Part]], None], parts: list[Part]) -> None:
@@ -436,33 +289,6 @@ class _RunDelivery:
             raise DeliveryError(explain_slack_error(error, self.run.channel, "history")) from None
         except (SlackClientError, OSError) as exc:
             raise DeliveryError(explain_unreachable(self.client, exc)) from None
-
-    def _plan_dms(self) -> None:
-        run = self.ledger.get_run(self.run.id)
-        if run.dm_planned:
-            return
-        note_ids = list(self.ledger.run_notes(self.run.id))
-        notes = self.services.store.get_notes(note_ids)
-        reading = ReadingPlan.prepare(
-            self.services.store,
-            self.ledger,
-            self.services.taxonomy,
-            run.channel,
-            run.id,
-            run.created_at,
-            notes,
-        )
-        if not reading.readers or not note_ids:
-            self.ledger.plan_dms(self.run.id, self.owner, lambda _a: ([], []), [])
-            return
-        links = self.permalinks(self.ledger.parts(self.run.id))
-
-        def plan(
-            already: dict[tuple[str, str], set[int]],
-        ) -> tuple[list[PlannedPart], list[Any]]:
-            return _plan_dm_messages(self.services, self.run, reading, links, already)
-
-        self.ledger.plan_dms(self.run.id, self.owner, plan, [r.key for r in reading.readers])
 
 
 # -- the job --------------------------------------------------------------------------
@@ -539,14 +365,16 @@ def publish_weekly_digest(
     slot: datetime | None = None,
     dry_run: bool = False,
     pacing: Pacing | None = None,
+    dms: bool = True,
 ) -> RunResult:
     """Ingest new note files, then post every note not yet posted to the channel, once.
 
     One parent message (counts per role, top deep reads) and one thread reply per role
-    (split where Block Kit requires); then each subscriber gets a DM with the new notes of
-    their roles. A run left unfinished by a crash or a Slack error is resumed first.
-    `slot` is the scheduled time this run stands for (at most one run per slot).
-    `dry_run` renders what would be posted and changes nothing.
+    (split where Block Kit requires). A run left unfinished by a crash or a Slack error is
+    resumed first. Then, with `dms`, every reader gets their DM now, whatever their own
+    time (`bot.delivery.reader_dms.deliver_now`): the posted notes for them they were not
+    sent yet, within their budget. `slot` is the scheduled time this run stands for (at
+    most one run per slot). `dry_run` renders what would be posted and changes nothing.
     Raises DeliveryError (the run stays unfinished) when Slack refuses.
     """
     zone = services.settings.zone
@@ -554,7 +382,8 @@ def publish_weekly_digest(
     ledger = Ledger(services.store.engine)
     if dry_run:
         target = services.settings.channel or PLACEHOLDER_CHANNEL
-        return _preview_updates(services, ledger, target, _dry_run(services, ledger, target, week))
+        preview = _dry_run(services, ledger, target, week, now, dms)
+        return _preview_updates(services, ledger, target, preview)
     channel = require_channel(services)
     if client is None:
         raise DeliveryError("a Slack client is needed to post; set SLACK_BOT_TOKEN")
@@ -562,10 +391,17 @@ def publish_weekly_digest(
     result = RunResult("nothing_new", "nothing new to post", ingest_errors=_ingest(services, now))
     key = slot_key(slot) if slot is not None else None
     _claim_and_deliver(services, client, ledger, channel, week, key, pacing, result)
-    if result.runs:
-        _say_posted(result, channel, week)
     if result.status in ("posted", "nothing_new"):
         _update_revised(services, client, channel, pacing, result)
+    if dms and result.status in ("posted", "nothing_new"):
+        result.dm = deliver_now(services, client, now, pacing)
+        result.dms += result.dm.sent
+    if result.runs:
+        _say_posted(result, channel, week)
+    elif result.dm is not None and result.dm.sent:
+        result.message += f"; {result.dm.summary()}"
+    if result.updated:
+        result.message += f"; {result.updated} posted messages updated in place (revised)"
     log.info("weekly digest: %s", result.message)
     return result
 
@@ -639,8 +475,6 @@ def _update_revised(
         services, client, channel, per_second=pacing.channel_per_second
     )
     result.updated = updates.updated
-    if updates.updated:
-        result.message += f"; {updates.updated} posted messages updated in place (revised)"
 
 
 def _preview_updates(
@@ -656,7 +490,9 @@ def _preview_updates(
     return result
 
 
-def _dry_run(services: Services, ledger: Ledger, channel: str, week: str) -> RunResult:
+def _dry_run(
+    services: Services, ledger: Ledger, channel: str, week: str, now: datetime, dms: bool
+) -> RunResult:
     ids = ledger.unposted_note_ids(channel)
     addition = ledger.week_posted(channel, week)
     plan = _channel_planner(services, channel, week)(ids, addition)
@@ -667,35 +503,19 @@ def _dry_run(services: Services, ledger: Ledger, channel: str, week: str) -> Run
         if channel == PLACEHOLDER_CHANNEL
         else ""
     )
+    new = plan.note_roles if plan is not None else {}
+    result.notes = len(new)
+    if plan is not None:
+        result.preview = [PreviewMessage(p.part, p.channel, p.payload) for p in plan.parts]
+    if dms:
+        extra = [ChannelNote(note_id, 0, week) for note_id in new]
+        parts = preview_dms(services, now, extra)
+        result.preview.extend(PreviewMessage(p.part, p.channel, p.payload) for p in parts)
     if plan is None:
         result.message = f"nothing new to post to {channel} (dry run){unset}"
+        if result.preview:
+            result.message += f"; would send {len(result.preview)} DM messages"
         return result
-    result.notes = len(plan.note_roles)
-    result.preview = [PreviewMessage(p.part, p.channel, p.payload) for p in plan.parts]
-    if plan.note_roles:
-        notes = services.store.get_notes(list(plan.note_roles))
-        now = datetime.now(UTC)
-        fake_run = Run(
-            id=0,
-            run_key="",
-            channel=channel,
-            week=week,
-            slot=None,
-            addition=addition,
-            status="open",
-            claimed_by=None,
-            heartbeat=None,
-            attempts=1,
-            dm_planned=False,
-            note_count=len(notes),
-            created_at=now,
-        )
-        reading = ReadingPlan.prepare(
-            services.store, ledger, services.taxonomy, channel, None, now, notes
-        )
-        already = {r.key: ledger.dm_sent_notes(*r.key) for r in reading.readers}
-        parts, _rows = _plan_dm_messages(services, fake_run, reading, {}, already)
-        result.preview.extend(PreviewMessage(p.part, p.channel, p.payload) for p in parts)
     label = "an addition to " if addition else ""
     result.message = (
         f"dry run: would post {label}the {week} digest to {channel}: {result.notes} notes, "

@@ -7,21 +7,22 @@ that role's notes) that no role section took; then, in the first digest after a 
 capped "while you were away" section with the notes posted during the pause that match
 their roles or searches.
 
-`select_reading` is pure; `ReadingPlan.prepare` gathers what it needs from the store and
-the ledger once per digest run, before the run's DM plan is fixed.
+A DM shows at most the reader's budget of those notes in full (`within_budget`, ranked by
+`reader_rank`); the rest are counted and listed on demand.
+
+`select_reading` and `within_budget` are pure; a `ReadingPool` reads the notes and their
+search words once for every reader of one delivery.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from bot.classify.taxonomy import Taxonomy
-from bot.domain import Note, Pause, Reader
+from bot.domain import Confidence, Note, Pause, Reader
 from bot.notes.search import match_ids, parse_query
 from bot.store import Store
-from bot.store.ledger import Ledger
 
 AWAY_MAX_NOTES = 15  # notes in a "while you were away" section
 
@@ -125,59 +126,103 @@ def watch_matches(
     return match_ids(parsed, {n.id: tokens.get(n.id, frozenset()) for n in among})
 
 
-@dataclass
-class ReadingPlan:
-    """Everything a digest run needs to choose each reader's notes, read once."""
+def reader_rank(reader: Reader) -> Callable[[Note], tuple[int, int, float, int]]:
+    """How good a read a note is for `reader`, best first: their own verdict (the best one
+    for a role they take the note from, where a note splits its audience; else the note's),
+    then the verdict's confidence, then the newest, then the higher id: the same order
+    every time."""
 
-    taxonomy: Taxonomy
-    notes: list[Note]
-    readers: list[Reader]  # not paused at the run's start
-    watch_hits: dict[str, set[int]] = field(default_factory=dict)
-    missed: dict[tuple[str, str], list[Note]] = field(default_factory=dict)
+    def key(note: Note) -> tuple[int, int, float, int]:
+        ranks = [note.verdict_for(s.role).rank for s in reader.roles if s.accepts(note)]
+        verdict = min(ranks) if ranks else note.verdict.rank
+        unsure = 0 if note.verdict_confidence is Confidence.HIGH else 1
+        return (verdict, unsure, -note.ingested_at.timestamp(), -note.id)
 
-    @classmethod
-    def prepare(
-        cls,
-        store: Store,
-        ledger: Ledger,
-        taxonomy: Taxonomy,
-        channel: str,
-        run_id: int | None,
-        run_started: datetime,
-        notes: list[Note],
-    ) -> ReadingPlan:
-        """A reader paused when the run started gets nothing now; a pause that ended
-        before it makes this run (the first with notes after the pause) carry a
-        "while you were away" section. `run_id` None: a run not claimed yet (dry run)."""
-        readers: list[Reader] = []
-        missed: dict[tuple[str, str], list[Note]] = {}
-        first_since: dict[datetime, int | None] = {}
-        for reader in store.readers.all_readers():
-            pause = reader.pause
-            if pause is not None and pause.active(run_started):
-                continue
-            readers.append(reader)
-            if pause is None or pause.until > run_started:
-                continue
-            if pause.until not in first_since:
-                first_since[pause.until] = ledger.first_run_since(channel, pause.until)
-            if first_since[pause.until] != run_id:
-                continue
-            ids = ledger.notes_posted_between(channel, pause.started_at, pause.until)
-            if ids:
-                missed[reader.key] = store.get_notes(ids)
-        by_id = {n.id: n for n in notes} | {n.id: n for ns in missed.values() for n in ns}
-        queries = sorted({q for r in readers for q in r.watches})
-        tokens = store.search_tokens(sorted(by_id)) if queries else {}
-        hits = {q: watch_matches(taxonomy, q, list(by_id.values()), tokens) for q in queries}
-        return cls(taxonomy, notes, readers, hits, missed)
+    return key
 
-    def sections(self, reader: Reader, sent: set[int]) -> list[ReadingSection]:
-        return select_reading(
-            reader,
-            self.notes,
-            sent,
-            self.taxonomy,
-            self.watch_hits,
-            self.missed.get(reader.key, ()),
-        )
+
+@dataclass(frozen=True)
+class Budgeted:
+    """A DM within the reader's budget: the sections with the notes shown in full, and the
+    notes left out (with the role they came under, if any), best first."""
+
+    sections: list[ReadingSection]
+    left_out: list[tuple[Note, str | None]]
+
+
+def within_budget(reader: Reader, sections: Sequence[ReadingSection], budget: int) -> Budgeted:
+    """At most `budget` notes in full (0: all), best first by `reader_rank`.
+
+    This week's notes (roles and watches) are ranked together and come first; the "while
+    you were away" notes share the same budget and fill what is left of it. Each section
+    keeps its kept notes best first; sections follow their best note, "away" last."""
+    rank = reader_rank(reader)
+    week = [(n, s) for s in sections if s.kind != "away" for n in s.notes]
+    away = [(n, s) for s in sections if s.kind == "away" for n in s.notes]
+    week.sort(key=lambda pair: rank(pair[0]))
+    if budget <= 0:
+        kept, rest = week + away, []
+    else:
+        kept, rest = week[:budget], week[budget:]
+        room = budget - len(kept)
+        kept += away[:room]
+        rest += away[room:]
+    keep_ids = {n.id for n, _ in kept}
+    shaped: list[tuple[tuple[bool, tuple[int, int, float, int]], ReadingSection]] = []
+    for section in sections:
+        mine = sorted((n for n in section.notes if n.id in keep_ids), key=rank)
+        if mine:
+            away_last = section.kind == "away"
+            order = (away_last, (0, 0, 0.0, 0) if away_last else rank(mine[0]))
+            shaped.append((order, replace(section, notes=tuple(mine))))
+    shaped.sort(key=lambda pair: pair[0])
+    return Budgeted(
+        [section for _, section in shaped],
+        [(n, s.role) for n, s in rest],
+    )
+
+
+class ReadingPool:
+    """What choosing many readers' DMs reads from the store, read once: the notes, their
+    search words, and which notes each saved search matches."""
+
+    def __init__(self, store: Store, taxonomy: Taxonomy) -> None:
+        self.store = store
+        self.taxonomy = taxonomy
+        self._notes: dict[int, Note] = {}
+        self._tokens: dict[int, frozenset[str]] = {}
+        self._hits: dict[str, dict[int, bool]] = {}
+
+    def notes(self, ids: Iterable[int]) -> list[Note]:
+        """The notes with these ids, in that order (a note deleted since is left out)."""
+        wanted = list(dict.fromkeys(ids))
+        missing = [i for i in wanted if i not in self._notes]
+        if missing:
+            self._notes.update((n.id, n) for n in self.store.get_notes(missing))
+        return [self._notes[i] for i in wanted if i in self._notes]
+
+    def watch_hits(self, queries: Iterable[str], among: Sequence[Note]) -> dict[str, set[int]]:
+        """query -> the notes of `among` it matches (as `watch_matches` decides)."""
+        queries = list(queries)
+        if not queries:
+            return {}
+        unread = [n.id for n in among if n.id not in self._tokens]
+        if unread:
+            self._tokens.update(self.store.search_tokens(unread))
+            self._tokens.update((i, frozenset()) for i in unread if i not in self._tokens)
+        out: dict[str, set[int]] = {}
+        for query in queries:
+            known = self._hits.setdefault(query, {})
+            fresh = [n for n in among if n.id not in known]
+            if fresh:
+                hits = watch_matches(self.taxonomy, query, fresh, self._tokens)
+                known.update((n.id, n.id in hits) for n in fresh)
+            out[query] = {n.id for n in among if known[n.id]}
+        return out
+
+    def sections(
+        self, reader: Reader, notes: Sequence[Note], sent: set[int], missed: Sequence[Note] = ()
+    ) -> list[ReadingSection]:
+        """The reader's DM sections from `notes` (and a pause's `missed` notes)."""
+        hits = self.watch_hits(reader.watches, [*notes, *missed])
+        return select_reading(reader, notes, sent, self.taxonomy, hits, missed)

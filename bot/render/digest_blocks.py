@@ -15,6 +15,7 @@ from bot.domain import Digest, Note, Role, RoleSection, Verdict
 from bot.render.blocks import (
     SUBSCRIBE_ACTION_ID,
     Block,
+    block_text_size,
     button,
     context_block,
     escape,
@@ -133,9 +134,14 @@ class DmSection:
 
 
 def dm_messages(
-    week: str, addition: bool, sections: Sequence[DmSection], taxonomy: Taxonomy
+    week: str,
+    addition: bool,
+    sections: Sequence[DmSection],
+    taxonomy: Taxonomy,
+    closing: Sequence[Block] = (),
 ) -> list[Message]:
-    """A subscriber's DM: the new notes of their roles, split only when needed."""
+    """A subscriber's DM: the new notes of their roles, split only when needed; `closing`
+    ends the last message (what was left out over the reader's budget)."""
     title = digest_title(week, addition)
     groups: list[list[Block]] = []
     for section in sections:
@@ -152,14 +158,30 @@ def dm_messages(
             groups.append([heading, block] if i == 0 else [block])
         if section.footer and groups:
             groups[-1].append(context_block(section.footer))
-    packed = pack_groups(groups, reserve_blocks=1, reserve_chars=_RESERVE_CHARS)
+    closing = list(closing)
+    packed = pack_groups(
+        groups,
+        reserve_blocks=1 + len(closing),
+        reserve_chars=_RESERVE_CHARS + sum(block_text_size(b) for b in closing),
+    )
     total = sum(len(s.notes) for s in sections)
     out: list[Message] = []
     for index, chunk in enumerate(packed, start=1):
         part = f" ({index}/{len(packed)})" if len(packed) > 1 else ""
         top: Block = header_block(f"{title}{part}")
-        out.append({"text": f"{title}: {total} notes for you{part}", "blocks": [top, *chunk]})
+        end = closing if index == len(packed) else []
+        out.append({"text": f"{title}: {total} notes for you{part}", "blocks": [top, *chunk, *end]})
     return out
+
+
+def note_ids_in(message: Message) -> list[int]:
+    """The ids of the notes a message shows, in order (their blocks are `note-<id>`)."""
+    ids = []
+    for block in message["blocks"]:
+        block_id = str(block.get("block_id", ""))
+        if block_id.startswith("note-"):
+            ids.append(int(block_id.removeprefix("note-")))
+    return ids
 
 
 def message_text(message: Message) -> str:

@@ -299,6 +299,7 @@ class MorePage:
     LOOKUP: ClassVar[str] = "lookup"
     ROLES: ClassVar[str] = "roles"
     WEEK: ClassVar[str] = "week"  # query: the week label and a role slug, if any
+    LEFT_OUT: ClassVar[str] = "left"  # query: the key of a DM whose left-out notes to list
 
     def encode(self) -> str:
         data: dict[str, object] = {"q": self.query, "o": self.offset}
@@ -323,7 +324,7 @@ class MorePage:
         if isinstance(offset, bool):
             return None
         kind = data.get("k", cls.LOOKUP)
-        if kind not in (cls.LOOKUP, cls.ROLES, cls.WEEK):
+        if kind not in (cls.LOOKUP, cls.ROLES, cls.WEEK, cls.LEFT_OUT):
             return None
         return cls(query, offset, kind)
 
@@ -463,8 +464,10 @@ def home_view(
     notes_title: str,
     now: datetime,
     zone: ZoneInfo,
+    dm_line: str = "",
 ) -> dict[str, Any]:
-    """The Home tab: subscriptions, a button per role, and reading for the user's roles."""
+    """The Home tab: subscriptions, a button per role, and reading for the user's roles;
+    `dm_line` (mrkdwn) says when their DMs go out and how many notes they show."""
     levels = {s.role: s.level for s in reader.roles if s.role in taxonomy.slugs}
     mine = list(levels)
     blocks: list[Block] = [header_block("prdigest")]
@@ -480,6 +483,8 @@ def home_view(
         paused = pause_text(reader.pause, now, zone)
         if paused:
             blocks.append(section_block(f":double_vertical_bar: {paused}."))
+    if dm_line:
+        blocks.append(context_block(dm_line))
     controls = _home_controls(reader, now)
     if controls is not None:
         blocks.append(controls)

@@ -37,6 +37,7 @@ BOT_SCOPES = (
     "channels:history",  # conversations.history: resume an interrupted digest
     "groups:history",  # the same in a private digest channel
     "im:history",  # the same in the subscribers' DMs
+    "users:read",  # users.info: each reader's time zone and locale
 )
 
 API_URL_SETTING = "PRDIGEST_SLACK_API_URL"

@@ -192,12 +192,16 @@ class Readers:
 
     def reader(self, team_id: str, user_id: str) -> Reader:
         with self.engine.connect() as conn:
+            own = _own_row(conn, team_id, user_id)
+            profile = _profile_row(conn, team_id, user_id)
             return Reader(
                 team_id,
                 user_id,
                 tuple(self._role_subscriptions(conn, team_id, user_id)),
                 tuple(self._watches(conn, team_id, user_id)),
                 self._pause(conn, team_id, user_id),
+                _settings(own) if own is not None else ReaderSettings(),
+                _profile(profile) if profile is not None else None,
             )
 
     def all_readers(self) -> list[Reader]:
@@ -247,11 +251,7 @@ class Readers:
     def settings(self, team_id: str, user_id: str) -> ReaderSettings:
         """The reader's own settings (all defaults when they never set one)."""
         with self.engine.connect() as conn:
-            row = conn.execute(
-                sa.select(reader_settings).where(
-                    reader_settings.c.team_id == team_id, reader_settings.c.user_id == user_id
-                )
-            ).first()
+            row = _own_row(conn, team_id, user_id)
         return _settings(row) if row is not None else ReaderSettings()
 
     def update_settings(self, team_id: str, user_id: str, **changes: Any) -> ReaderSettings:
@@ -278,11 +278,7 @@ class Readers:
     def profile(self, team_id: str, user_id: str) -> ReaderProfile | None:
         """What Slack last reported of the reader, or None when it was never asked."""
         with self.engine.connect() as conn:
-            row = conn.execute(
-                sa.select(reader_profiles).where(
-                    reader_profiles.c.team_id == team_id, reader_profiles.c.user_id == user_id
-                )
-            ).first()
+            row = _profile_row(conn, team_id, user_id)
         return _profile(row) if row is not None else None
 
     def save_profile(self, team_id: str, user_id: str, profile: ReaderProfile) -> None:
@@ -296,6 +292,22 @@ class Readers:
                 conn.execute(
                     reader_profiles.insert().values(team_id=team_id, user_id=user_id, **values)
                 )
+
+
+def _own_row(conn: Connection, team_id: str, user_id: str) -> Any:
+    return conn.execute(
+        sa.select(reader_settings).where(
+            reader_settings.c.team_id == team_id, reader_settings.c.user_id == user_id
+        )
+    ).first()
+
+
+def _profile_row(conn: Connection, team_id: str, user_id: str) -> Any:
+    return conn.execute(
+        sa.select(reader_profiles).where(
+            reader_profiles.c.team_id == team_id, reader_profiles.c.user_id == user_id
+        )
+    ).first()
 
 
 def _settings(row: Any) -> ReaderSettings:

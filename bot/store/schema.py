@@ -240,6 +240,52 @@ dm_deliveries = sa.Table(
     sa.Column("part", sa.String(120), nullable=False),
 )
 
+# -- each reader's own weekly DM (migration 0010) -----------------------------------------
+
+reader_dm_runs = sa.Table(
+    "reader_dm_runs",
+    metadata,
+    sa.Column("id", BigId, primary_key=True, autoincrement=True),
+    sa.Column("run_key", sa.String(32), nullable=False, unique=True),
+    sa.Column("team_id", sa.String(32), nullable=False),
+    sa.Column("user_id", sa.String(32), nullable=False),
+    # The reader's scheduled moment (UTC, ISO 8601), or "post:<key>" for `prdigest post`.
+    sa.Column("slot", sa.String(60), nullable=False),
+    sa.Column("due_at", UtcDateTime(), nullable=False, index=True),  # the moment it stands for
+    sa.Column("status", sa.String(10), nullable=False),  # open, done, empty, off, paused
+    # "team:user" while the DM is unfinished, NULL after: one open DM per reader.
+    sa.Column("open_reader", sa.String(80), nullable=True, unique=True),
+    sa.Column("claimed_by", sa.String(200), nullable=True),
+    sa.Column("claimed_at", UtcDateTime(), nullable=True),
+    sa.Column("heartbeat", UtcDateTime(), nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    # The newest finished channel run this DM covered: the next DM starts after it.
+    sa.Column("upto_run", sa.BigInteger, nullable=True),
+    sa.Column("week", sa.String(10), nullable=True),  # the week its title names
+    sa.Column("note_count", sa.Integer, nullable=False),  # notes shown in full
+    sa.Column("left_out", sa.JSON, nullable=True),  # [[note id, role or ""], ...] over budget
+    sa.Column("last_error", sa.Text, nullable=True),
+    sa.Column("created_at", UtcDateTime(), nullable=False),
+    sa.Column("finished_at", UtcDateTime(), nullable=True),
+    sa.UniqueConstraint("team_id", "user_id", "slot", name="uq_reader_dm_runs_reader_slot"),
+)
+
+reader_dm_messages = sa.Table(
+    "reader_dm_messages",
+    metadata,
+    sa.Column(
+        "run_id", BigId, sa.ForeignKey("reader_dm_runs.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("part", sa.String(120), primary_key=True),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("channel", sa.String(32), nullable=False),  # the reader's user ID
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("ts", sa.String(32), nullable=True),
+    sa.Column("posted_channel", sa.String(32), nullable=True),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("posted_at", UtcDateTime(), nullable=True),
+)
+
 sa.Index(
     "ix_note_roles_role_rank",
     note_roles.c.role,

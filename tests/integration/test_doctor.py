@@ -121,12 +121,13 @@ def test_missing_scope_is_named(healthy: Path) -> None:
     assert code == 1
     (detail,) = failures(checks).values()
     assert checks["slack scopes"][0] == "FAIL"
-    assert "lacks im:write, groups:history, im:history" in detail
+    assert "lacks im:write, groups:history, im:history, users:read" in detail
     assert "reinstall" in detail
     assert set(BOT_SCOPES) - {"commands", "chat:write", "channels:history"} == {
         "im:write",
         "groups:history",
         "im:history",
+        "users:read",
     }
 
 

@@ -169,7 +169,9 @@ INTERACTIVE_ELEMENT_TYPES = frozenset(
 JSON_PARAMS = ("blocks", "metadata", "view", "attachments")
 """Parameters a form-encoded request carries as JSON strings."""
 
-DEFAULT_SCOPES = "chat:write,commands,im:write,channels:history,groups:history,im:history"
+DEFAULT_SCOPES = (
+    "chat:write,commands,im:write,channels:history,groups:history,im:history,users:read"
+)
 
 
 # --------------------------------------------------------------------------

@@ -11,7 +11,8 @@ claimed; a message's `ts` is recorded right after Slack accepts it. A resumed ru
 posts exactly the parts that are still missing.
 
 `Ledger` is composed of one module per concern: `runs` (claiming, heartbeats, finishing),
-`messages` (posted messages and those to update in place), `dms` (DM deliveries) and
+`messages` (posted messages and those to update in place), `dms` (DM deliveries),
+`reader_dms` (each reader's own weekly DM, claimed once per reader and moment) and
 `history` (what was posted, week by week); `records` holds what they share.
 
 May import: the rest of `bot.store` (its tables and clock), like the store itself.
@@ -26,7 +27,26 @@ from sqlalchemy.engine import Engine
 from bot.store.ledger.dms import DmRecords
 from bot.store.ledger.history import History, PostedNote
 from bot.store.ledger.messages import Messages, StaleMessage
-from bot.store.ledger.records import DONE, EMPTY, OPEN, LostClaimError, Part, PlannedPart
+from bot.store.ledger.reader_dms import (
+    OFF,
+    PAUSED,
+    ChannelNote,
+    ReaderClaim,
+    ReaderDm,
+    ReaderDmPlan,
+    ReaderDms,
+    ReaderPlanner,
+    ReaderWindow,
+)
+from bot.store.ledger.records import (
+    DONE,
+    EMPTY,
+    OPEN,
+    LostClaimError,
+    Part,
+    PlannedPart,
+    slot_key,
+)
 from bot.store.ledger.runs import (
     Claim,
     Plan,
@@ -40,7 +60,10 @@ from bot.store.ledger.runs import (
 __all__ = [
     "DONE",
     "EMPTY",
+    "OFF",
     "OPEN",
+    "PAUSED",
+    "ChannelNote",
     "Claim",
     "Ledger",
     "LostClaimError",
@@ -49,14 +72,20 @@ __all__ = [
     "PlannedPart",
     "Planner",
     "PostedNote",
+    "ReaderClaim",
+    "ReaderDm",
+    "ReaderDmPlan",
+    "ReaderPlanner",
+    "ReaderWindow",
     "Run",
     "StaleMessage",
     "claimant_is_dead",
     "process_identity",
+    "slot_key",
 ]
 
 
-class Ledger(RunClaims, Messages, DmRecords, History):
+class Ledger(RunClaims, Messages, DmRecords, ReaderDms, History):
     """The delivery ledger on the store's engine (SQLite or PostgreSQL)."""
 
     def __init__(self, engine: Engine, stale_after: timedelta = timedelta(minutes=10)) -> None:

@@ -3,8 +3,9 @@ stored, the claim check every write makes, and `LedgerPart`, the engine they wor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -58,6 +59,30 @@ def part_from_row(row: Any) -> Part:
         posted_channel=row.posted_channel,
         error=row.error,
     )
+
+
+def slot_key(moment: datetime) -> str:
+    """A scheduled moment as the ledger keys it: its UTC time, ISO 8601 to the second."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def claim_is_free(
+    status: str,
+    claimed_by: str | None,
+    heartbeat: datetime | None,
+    now: datetime,
+    stale_after: timedelta,
+    is_dead: Callable[[str], bool],
+) -> bool:
+    """An unfinished run (a channel digest or a reader's DM) may be taken over when it was
+    released, its heartbeat is older than `stale_after`, or its claimant died."""
+    if status != OPEN:
+        return False
+    if claimed_by is None or heartbeat is None:
+        return True
+    if now - heartbeat > stale_after:
+        return True
+    return is_dead(claimed_by)
 
 
 class LostClaimError(RuntimeError):

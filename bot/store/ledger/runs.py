@@ -23,6 +23,7 @@ from bot.store.ledger.records import (
     LedgerPart,
     LostClaimError,
     PlannedPart,
+    claim_is_free,
     owned,
 )
 from bot.store.schema import digest_run_notes, digest_runs
@@ -262,14 +263,14 @@ class RunClaims(LedgerPart):
 
     def claimable(self, run: Run, now: datetime | None = None) -> bool:
         """An unfinished run may be taken over when released, stale, or its claimant died."""
-        now = now or utcnow()
-        if run.status != OPEN:
-            return False
-        if run.claimed_by is None or run.heartbeat is None:
-            return True
-        if now - run.heartbeat > self.stale_after:
-            return True
-        return claimant_is_dead(run.claimed_by)
+        return claim_is_free(
+            run.status,
+            run.claimed_by,
+            run.heartbeat,
+            now or utcnow(),
+            self.stale_after,
+            claimant_is_dead,
+        )
 
     def _take_over(self, run: Run, owner: str, now: datetime) -> bool:
         with self.engine.begin() as conn:
