@@ -37,6 +37,7 @@ from bot.delivery.posting import (
 from bot.delivery.profiles import PROFILE_MAX_AGE, reader_profile
 from bot.domain import Note, Reader, Role
 from bot.notes.digest import week_label
+from bot.readers.dm_settings import reader_budget
 from bot.readers.reading_list import ReadingPool, ReadingSection, within_budget
 from bot.readers.schedule import dm_schedule, reader_zone
 from bot.render.digest_blocks import DmSection, dm_messages, note_ids_in
@@ -108,12 +109,6 @@ class Due:
     reader: Reader
     slot: str
     due_at: datetime
-
-
-def reader_budget(services: Services, reader: Reader) -> int:
-    """How many notes the reader's DM shows in full (0: all)."""
-    own = reader.settings.budget
-    return services.settings.dm_budget if own is None else own
 
 
 def dm_sections(
@@ -202,7 +197,7 @@ class ReaderDelivery:
         notes = self.pool.notes(posted)
         missed, missed_runs = self._away(reader, window)
         sections = self.pool.sections(reader, notes, window.sent, missed)
-        budget = reader_budget(self.services, reader)
+        budget = reader_budget(self.services.settings, reader.settings)
         fitted = within_budget(reader, sections, budget)
         if not fitted.sections:
             return ReaderDmPlan(EMPTY)

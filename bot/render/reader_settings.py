@@ -29,6 +29,7 @@ class DmTimes:
     zone_from_slack: bool
     next_at: datetime | None
     paused_until: datetime | None = None
+    due_now: bool = False  # `next_at` has passed and was not sent yet: the next tick sends it
 
 
 def budget_text(budget: int) -> str:
@@ -90,6 +91,11 @@ def dm_times_text(times: DmTimes) -> str:
         when = f"follows the team's schedule on your own clock ({zone})"
     if times.next_at is None:
         upcoming = ""
+    elif times.due_now:
+        upcoming = (
+            f" This week's, due {_moment(times.next_at)}, goes out within a minute "
+            "with what is new for you."
+        )
     elif times.paused_until is not None:
         upcoming = f" Next, after your pause: {_moment(times.next_at)}."
     else:
@@ -122,11 +128,6 @@ def dm_reply(times: DmTimes, change: str, was_off: bool = False) -> Message:
         )
     again = " DMs are on again." if was_off else ""
     return confirm_reply(f"{line}{again}")
-
-
-def dm_day_error() -> Message:
-    """A day without a time, or a time without a day."""
-    return error_reply(dm_usage_error(""))
 
 
 def left_out_blocks(count: int, budget: int, value: str) -> list[Block]:

@@ -12,16 +12,19 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, time
 from typing import Any
 
+from slack_sdk import WebClient
+
 from bot.classify.taxonomy import Taxonomy
+from bot.delivery.profiles import reader_profile
 from bot.domain import Note, Verdict
 from bot.notes.digest import now_utc, week_bounds, week_label
 from bot.notes.search import MAX_QUERY_CHARS, QueryError, text_query
-from bot.readers import preferences
+from bot.readers import dm_settings, preferences
 from bot.readers.preferences import MAX_PAUSE_DAYS, MAX_WATCH_CHARS
-from bot.render import replies
+from bot.render import reader_settings, replies
 from bot.render.blocks import escaped
 from bot.render.digest_blocks import ADDITION_LABEL, digest_title
 from bot.render.replies import Message
@@ -33,6 +36,7 @@ from bot.services import (
     preview_digest,
     week_digest,
 )
+from bot.store.ledger import Ledger
 
 COMMAND_NAME = "/prdigest"
 ALL_WORD = "all"
@@ -52,6 +56,8 @@ class Kind(enum.StrEnum):
     PAUSE = "pause"
     RESUME = "resume"
     WEEK = "week"
+    BUDGET = "budget"
+    DM = "dm"
     INVALID = "invalid"  # cannot be run; `error` says why
 
 
@@ -75,6 +81,9 @@ class Command:
     level_given: bool = False  # subscribe named a filter (`deep`, `skim`, `all`)
     days: int = 0  # pause: for this many days ...
     until: date | None = None  # ... or until this day
+    budget: int | None = None  # budget: notes in full (0: all; None with `text` "": show)
+    weekday: int | None = None  # dm: 0 is Monday ...
+    at: time | None = None  # ... at this wall-clock time
 
     @property
     def ok(self) -> bool:
@@ -293,6 +302,69 @@ def _week(args: list[str], taxonomy: Taxonomy) -> Command:
     return Command(Kind.WEEK, text=label, roles=tuple(roles))
 
 
+def _budget(args: list[str], taxonomy: Taxonomy) -> Command:
+    """How many notes your weekly DM shows in full, best first (`budget 3`, `budget all`).
+
+    The rest are counted in the DM, with a button that lists them."""
+    text = " ".join(args).casefold()
+    if not text:
+        return Command(Kind.BUDGET, text="show")
+    if text in (ALL_WORD, "全部"):
+        return Command(Kind.BUDGET, text="set", budget=0)
+    if text in ("default", "默认"):
+        return Command(Kind.BUDGET, text="default")
+    if re.fullmatch(r"[0-9]{1,3}", text) and 1 <= int(text) <= reader_settings.MAX_BUDGET:
+        return Command(Kind.BUDGET, text="set", budget=int(text))
+    return Command(Kind.INVALID, error=reader_settings.budget_usage_error(" ".join(args)))
+
+
+# Days of the week as a reader may write them: English names and abbreviations, and
+# 周一 … 周日 / 星期一 … 星期日 (天 for Sunday too).
+_EN_DAYS = (
+    ("mon", "monday"),
+    ("tue", "tues", "tuesday"),
+    ("wed", "weds", "wednesday"),
+    ("thu", "thur", "thurs", "thursday"),
+    ("fri", "friday"),
+    ("sat", "saturday"),
+    ("sun", "sunday"),
+)
+_ZH_DAYS = ("一", "二", "三", "四", "五", "六", "日")
+WEEKDAY_WORDS: dict[str, int] = {
+    **{word: day for day, words in enumerate(_EN_DAYS) for word in words},
+    **{f"{head}{ch}": day for day, ch in enumerate(_ZH_DAYS) for head in ("周", "星期", "礼拜")},
+    **{f"{head}天": 6 for head in ("周", "星期", "礼拜")},
+}
+_CLOCK = re.compile(r"^([0-9]{1,2}):([0-9]{2})$")  # 24-hour clock, ASCII digits
+
+
+def _dm(args: list[str], taxonomy: Taxonomy) -> Command:
+    """Your weekly DM's day and time in your time zone (`dm mon 09:00`), `dm off`, `dm on`.
+
+    `dm` alone shows the setting and when the next DM comes."""
+    words = [w.casefold() for w in args]
+    if not words:
+        return Command(Kind.DM, text="show")
+    if len(words) == 1 and words[0] in ("off", "on", "default"):
+        return Command(Kind.DM, text=words[0])
+    if len(words) == 1:
+        words = _split_day_and_time(words[0])
+    if len(words) == 2 and words[0] in WEEKDAY_WORDS:
+        found = _CLOCK.match(words[1])
+        if found and int(found.group(1)) < 24 and int(found.group(2)) < 60:
+            at = time(int(found.group(1)), int(found.group(2)))
+            return Command(Kind.DM, text="set", weekday=WEEKDAY_WORDS[words[0]], at=at)
+    return Command(Kind.INVALID, error=reader_settings.dm_usage_error(" ".join(args)))
+
+
+def _split_day_and_time(word: str) -> list[str]:
+    """ "周一9:00" (written without a space) -> ["周一", "9:00"]."""
+    for day in sorted(WEEKDAY_WORDS, key=len, reverse=True):
+        if word.startswith(day) and _CLOCK.match(word[len(day) :]):
+            return [day, word[len(day) :]]
+    return [word]
+
+
 def _lookup(args: list[str], taxonomy: Taxonomy) -> Command:
     """A role's notes, best reads first (e.g. `moe`, `mm`, `infra`)."""
     return Command(Kind.LOOKUP, text=" ".join(args))
@@ -314,6 +386,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("pause", "pause <2w|3d|until YYYY-MM-DD>", _pause),
     Subcommand("resume", "resume", _resume),
     Subcommand("week", "week [<role>] [YYYY-Www]", _week),
+    Subcommand("budget", "budget [<1-20>|all|default]", _budget),
+    Subcommand("dm", "dm [<day> <HH:MM>|off|on|default]", _dm),
 )
 """Named subcommands, in the order help shows them."""
 
@@ -362,7 +436,7 @@ def parse_command(text: str, taxonomy: Taxonomy) -> Command:
 
 # Subcommands that take words after them: a typo of one (`subscrbe moe`) is still
 # searched, and the reply asks whether the subcommand was meant.
-_TAKES_WORDS = ("subscribe", "unsubscribe", "watch", "unwatch", "pause", "week")
+_TAKES_WORDS = ("subscribe", "unsubscribe", "watch", "unwatch", "pause", "week", "budget")
 
 
 def _lookup_command(cleaned: str, taxonomy: Taxonomy) -> Command:
@@ -404,8 +478,10 @@ def run_command(
     team_id: str,
     user_id: str,
     now: datetime | None = None,
+    client: WebClient | None = None,
 ) -> Message:
-    """Carry out a parsed command for one user and build the reply."""
+    """Carry out a parsed command for one user and build the reply; `client` asks Slack
+    for the reader's time zone when the reply needs it (else the cached one is used)."""
     taxonomy = services.taxonomy
     now = now or now_utc()
     if command.kind is Kind.HELP:
@@ -428,6 +504,13 @@ def run_command(
         return preferences.pause(services, team_id, user_id, now, command.days, command.until)
     if command.kind is Kind.RESUME:
         return preferences.resume(services, team_id, user_id, now)
+    if command.kind is Kind.BUDGET:
+        return dm_settings.budget(services, team_id, user_id, command.text, command.budget)
+    if command.kind is Kind.DM:
+        profile = reader_profile(services.store, client, team_id, user_id, now)
+        return dm_settings.dm(
+            services, team_id, user_id, now, profile, command.text, command.weekday, command.at
+        )
     if command.kind is Kind.WEEK:
         week = command.text or week_label(now, services.settings.zone)
         return week_page(services, " ".join([week, *command.roles]), 0, now)
@@ -520,6 +603,27 @@ def week_page(services: Services, query: str, offset: int, now: datetime | None 
     )
 
 
+def left_out_page(services: Services, run_key: str, offset: int) -> Message:
+    """One page of the notes a reader's DM left out over their budget (what its closing
+    button carries is the DM's key), best first."""
+    dm = Ledger(services.store.engine).reader_dm_by_key(run_key)
+    if dm is None or not dm.left_out:
+        return reader_settings.left_out_gone()
+    found = {n.id: n for n in services.store.get_notes([i for i, _ in dm.left_out])}
+    items = [(found[i], role or None) for i, role in dm.left_out if i in found]
+    if not items[offset:]:
+        return reader_settings.left_out_gone()
+    end = offset + services.settings.page_size
+    return replies.note_page(
+        reader_settings.left_out_title(dm.week),
+        items[offset:end],
+        len(items),
+        offset,
+        replies.MorePage(run_key, 0, replies.MorePage.LEFT_OUT),
+        services.taxonomy,
+    )
+
+
 def _thread_heading(thread: PostedThread) -> str:
     return f"{thread.role.label} · {ADDITION_LABEL}" if thread.addition else thread.role.label
 
@@ -589,10 +693,25 @@ def change_subscriptions(
     return replies.unsubscribe_reply(removed, missing, taxonomy)
 
 
-def app_home(services: Services, team_id: str, user_id: str, now: datetime) -> dict[str, Any]:
-    """The Home tab of one user: the latest digest's notes for their roles (before the
-    first digest, this week's), or else the newest notes of those roles."""
+def app_home(
+    services: Services,
+    team_id: str,
+    user_id: str,
+    now: datetime,
+    client: WebClient | None = None,
+) -> dict[str, Any]:
+    """The Home tab of one user: when their DMs go out and how many notes they show, and
+    the latest digest's notes for their roles (before the first digest, this week's), or
+    else the newest notes of those roles. `client` asks Slack for the reader's time zone
+    once a day (else the cached one is used)."""
     reader = services.store.readers.reader(team_id, user_id)
+    profile = reader_profile(services.store, client, team_id, user_id, now)
+    times = dm_settings.dm_times(
+        services, team_id, user_id, reader.settings, profile, reader.pause, now
+    )
+    budget = dm_settings.reader_budget(services.settings, reader.settings)
+    reads = bool(reader.roles or reader.watches)
+    dm_line = reader_settings.home_settings_line(times, budget) if reads else ""
     mine = [s.role for s in reader.roles]
     latest = latest_digest(services)
     digest = latest or preview_digest(services, None, now)
@@ -612,4 +731,6 @@ def app_home(services: Services, team_id: str, user_id: str, now: datetime) -> d
     else:
         notes = list(digest.top_deep_reads(replies.HOME_NOTES))
         title = f"{label}: top deep reads"
-    return replies.home_view(services.taxonomy, reader, notes, title, now, services.settings.zone)
+    return replies.home_view(
+        services.taxonomy, reader, notes, title, now, services.settings.zone, dm_line=dm_line
+    )

@@ -25,7 +25,13 @@ from bot.render.replies import Message, MorePage, error_reply, roles_reply
 from bot.services import Services
 from bot.slack.listeners.acking import ack_first
 from bot.slack.listeners.commands import send_ephemeral
-from bot.slack.prdigest import app_home, change_subscriptions, lookup_page, week_page
+from bot.slack.prdigest import (
+    app_home,
+    change_subscriptions,
+    left_out_page,
+    lookup_page,
+    week_page,
+)
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +156,7 @@ def change_subscription(
     else:
         reply = change_subscriptions(services, team_id, user_id, [role.slug], subscribe=subscribe)
     if in_home:
-        view = app_home(services, team_id, user_id, now_utc())
+        view = app_home(services, team_id, user_id, now_utc(), client)
         client.views_publish(user_id=user_id, view=view)
         return
     channel = channel_of(body)
@@ -169,6 +175,8 @@ def more_page(services: Services, value: str) -> Message:
         return roles_reply(services.taxonomy, page.offset)
     if page.kind == MorePage.WEEK:
         return week_page(services, page.query, page.offset)
+    if page.kind == MorePage.LEFT_OUT:
+        return left_out_page(services, page.query, page.offset)
     return lookup_page(services, page.query, page.offset)
 
 
@@ -183,6 +191,7 @@ def answer(
 ) -> None:
     """From App Home: publish the view again; from a message: reply to the user."""
     if (body.get("container") or {}).get("type") == "view":
-        client.views_publish(user_id=user_id, view=app_home(services, team_id, user_id, now_utc()))
+        view = app_home(services, team_id, user_id, now_utc(), client)
+        client.views_publish(user_id=user_id, view=view)
     else:
         send_ephemeral(respond, client, channel_of(body), user_id, reply)

@@ -35,7 +35,7 @@ def register(app: App, services: Services) -> None:
         if not team_id or not user_id:
             return  # refused in the acknowledgement
         parsed = parse_command(str(command.get("text") or ""), services.taxonomy)
-        reply = run_command(services, parsed, str(team_id), str(user_id))
+        reply = run_command(services, parsed, str(team_id), str(user_id), client=client)
         send_ephemeral(respond, client, command.get("channel_id"), str(user_id), reply)
         services.metrics.command_handled(parsed.kind.value, time.monotonic() - started)
 

@@ -23,5 +23,5 @@ def register(app: App, services: Services) -> None:
         team_id = body.get("team_id") or (body.get("authorizations") or [{}])[0].get("team_id")
         if not user_id or not team_id:
             return
-        view = app_home(services, str(team_id), str(user_id), now_utc())
+        view = app_home(services, str(team_id), str(user_id), now_utc(), client)
         client.views_publish(user_id=str(user_id), view=view)
