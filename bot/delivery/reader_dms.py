@@ -194,8 +194,9 @@ class ReaderDelivery:
         extra: Sequence[ChannelNote],
     ) -> ReaderDmPlan:
         posted = {p.note_id: p for p in [*window.posted, *extra]}
-        notes = self.pool.notes(posted)
         missed, missed_runs = self._away(reader, window)
+        # What the channel posted during a pause goes under "While you were away".
+        notes = self.pool.notes(i for i in posted if i not in missed_runs)
         sections = self.pool.sections(reader, notes, window.sent, missed)
         budget = reader_budget(self.services.settings, reader.settings)
         fitted = within_budget(reader, sections, budget)

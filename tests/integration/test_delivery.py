@@ -147,6 +147,8 @@ def test_dms_carry_only_subscribed_roles_and_never_repeat(
     posting: Services, slack: FakeSlack
 ) -> None:
     add_seed_notes(posting)
+    # Which notes, not how many: every note in full (the budget has tests of its own).
+    posting.settings = posting.settings.model_copy(update={"dm_budget": 0})
     posting.store.subscribe("T1", "U1", ["moe-quant"])
     posting.store.subscribe("T1", "U2", ["kernels", "kv-cache"])
     publish(posting)
@@ -186,7 +188,10 @@ def test_rate_limited_posts_are_retried_without_duplicates(
     assert result.status == "posted"
     statuses = [c.status for c in slack.calls_for("chat.postMessage")]
     assert statuses.count(429) == 2
-    parts = Ledger(posting.store.engine).parts(result.runs[0])
+    ledger = Ledger(posting.store.engine)
+    parts = ledger.parts(result.runs[0])
+    [dm] = ledger.reader_dms("T1", "U1")
+    parts += ledger.reader_dm_parts(dm.id)
     assert all(p.ts for p in parts)
     assert len(slack.accepted("chat.postMessage")) == len(parts)
     assert_valid_and_unique(slack)

@@ -27,9 +27,11 @@ NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # Monday of 2026-W48
 
 
 def publish(harness: Harness, now: datetime = NOW) -> RunResult:
+    """`prdigest post` at `now`: the channel digest, then every reader's DM. These tests
+    are about which notes a DM holds, not how many: every note is shown in full."""
     services = harness.services
     services.settings = services.settings.model_copy(
-        update={"channel": DIGEST_CHANNEL, "slack_api_url": harness.slack.api_url}
+        update={"channel": DIGEST_CHANNEL, "slack_api_url": harness.slack.api_url, "dm_budget": 0}
     )
     client = build_web_client(services.settings, token=TOKEN)
     return publish_weekly_digest(services, client, now, pacing=Pacing(0, 0))
@@ -330,7 +332,8 @@ def test_pause_stops_dms_and_resume_brings_what_was_missed(bot: Harness) -> None
     started = datetime.now(UTC)
     readers.pause(TEAM, "U3", started, started + timedelta(days=3))
 
-    first = publish(bot)
+    # Pauses are read at the moment the DMs go out: the clock's, as the pauses were set.
+    first = publish(bot, datetime.now(UTC))
     moe = {n.id for n in bot.services.store.list_notes() if "moe-quant" in n.roles}
     assert dm_note_ids(bot.slack, USER) == [] and dm_note_ids(bot.slack, "U3") == []
     assert set(dm_note_ids(bot.slack, "U2")) == moe, "readers who are not paused get theirs"
@@ -341,11 +344,11 @@ def test_pause_stops_dms_and_resume_brings_what_was_missed(bot: Harness) -> None
     readers.pause(TEAM, "U3", started, datetime.now(UTC))
     write_notes(bot, "next.txt", [("MoE FP8 路由改进 (#97001)", "值得精读，做 MoE 量化的工程师。")])
     ingest_default(bot.services)
-    preview = publish_weekly_digest(bot.services, None, NOW + timedelta(days=7), dry_run=True)
+    preview = publish_weekly_digest(bot.services, None, datetime.now(UTC), dry_run=True)
     shown = {p.part: json.dumps(p.payload, ensure_ascii=False) for p in preview.preview}
     assert "While you were away" in shown[f"dm:{TEAM}:{USER}:1"], "the dry run shows it too"
     assert "While you were away" not in shown["dm:T0001:U2:1"]
-    publish(bot, NOW + timedelta(days=7))
+    publish(bot, datetime.now(UTC))
     new = next(n for n in bot.services.store.list_notes() if n.pr == 97001)
     for user in (USER, "U3"):
         sections = dm_sections(bot.slack, user)
@@ -358,7 +361,7 @@ def test_pause_stops_dms_and_resume_brings_what_was_missed(bot: Harness) -> None
     write_notes(
         bot, "later.txt", [("MoE 量化第二次改进 (#97002)", "值得精读，做 MoE 量化的工程师。")]
     )
-    publish(bot, NOW + timedelta(days=14))
+    publish(bot, datetime.now(UTC))
     later = next(n for n in bot.services.store.list_notes() if n.pr == 97002)
     last = bot.slack.messages_in(FakeSlack.dm_channel(USER))[-1]
     assert "While you were away" not in json.dumps(last, ensure_ascii=False)

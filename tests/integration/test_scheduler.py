@@ -18,8 +18,10 @@ from bot.delivery.scheduler import (
     catch_up,
     digest_trigger,
     latest_slot,
-    run_scheduled_digest,
+    run_due,
+    run_scheduled_tick,
     start_scheduler,
+    tick_trigger,
 )
 from bot.delivery.weekly import Pacing
 from bot.services import Services
@@ -101,9 +103,9 @@ def test_a_missed_slot_is_caught_up_exactly_once(posting: Services, slack: FakeS
     assert run.slot == "2026-11-23T08:00:00+00:00"
 
     assert catch_up(posting, client, slot + timedelta(hours=6), pacing=FAST) is None
-    # The job firing late for the same slot does not post it again either.
-    again = run_scheduled_digest(posting, client, FAST)
-    assert again is not None and again.status in ("slot_done", "nothing_new")
+    # A tick later in the grace does not post it again either.
+    again = run_due(posting, client, slot + timedelta(hours=7), pacing=FAST)
+    assert again.channel is None and "already handled" in again.channel_note
     assert len(parents(slack)) == 1
 
 
@@ -130,13 +132,17 @@ def test_an_empty_slot_is_remembered(posting: Services, slack: FakeSlack) -> Non
     assert slack.count("chat.postMessage") == 0
 
 
-def test_build_scheduler_has_the_cron_job_and_is_not_started(posting: Services) -> None:
+def test_build_scheduler_has_the_minute_tick_and_is_not_started(posting: Services) -> None:
     client = build_web_client(posting.settings)
     scheduler = build_scheduler(posting, client)
     assert isinstance(scheduler, BackgroundScheduler) and not scheduler.running
     job = scheduler.get_job(JOB_ID)
-    assert job is not None
-    assert str(job.trigger) == str(digest_trigger(posting.settings))
+    assert job is not None and job.func is run_scheduled_tick
+    assert str(job.trigger) == str(tick_trigger())
+    start = datetime(2027, 1, 4, 1, 0, 30, tzinfo=UTC)
+    fires = [job.trigger.get_next_fire_time(None, start)]
+    fires.append(job.trigger.get_next_fire_time(fires[0], fires[0]))
+    assert fires == [start.replace(minute=1, second=0), start.replace(minute=2, second=0)]
 
 
 def test_without_a_channel_the_scheduler_has_no_job(
