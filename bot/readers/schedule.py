@@ -38,8 +38,11 @@ def reader_zone(settings: Settings, profile: ReaderProfile | None) -> ZoneInfo:
 
 
 def on_wall_clock(wall: datetime, zone: ZoneInfo) -> datetime:
-    """The moment a wall-clock time (naive) names in `zone`: the first of two when the hour
-    repeats, the next minute that exists when a clock change skips it."""
+    """The moment (in UTC) a wall-clock time (naive) names in `zone`: the first of two when
+    the hour repeats, the next minute that exists when a clock change skips it.
+
+    In UTC, because Python compares an ambiguous local time with another zone's as
+    unequal, whatever its instant."""
     minute = timedelta(minutes=1)
     limit = int(_LONGEST_SKIP / minute)
     for step in range(limit + 1):
@@ -47,7 +50,7 @@ def on_wall_clock(wall: datetime, zone: ZoneInfo) -> datetime:
         if candidate.astimezone(UTC).astimezone(zone).replace(tzinfo=None) == (
             candidate.replace(tzinfo=None)
         ):
-            return candidate
+            return candidate.astimezone(UTC)
     raise ValueError(f"{wall.isoformat()} does not exist in {zone.key}")  # pragma: no cover
 
 
@@ -82,7 +85,7 @@ class DmSchedule:
         return _crontab(self.crontab)
 
     def moments(self, start: datetime, end: datetime) -> Iterator[datetime]:
-        """Every DM moment in [start, end], oldest first, each once (in `zone`)."""
+        """Every DM moment in [start, end], oldest first, each once (in UTC)."""
         trigger = self._trigger()
         wall = (start.astimezone(self.zone) - _SKIP_MARGIN).replace(tzinfo=None)
         fire = trigger.get_next_fire_time(None, wall.replace(tzinfo=UTC))
