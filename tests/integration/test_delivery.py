@@ -24,7 +24,7 @@ from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.services import Services, preview_digest
 from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger, LostClaimError
-from bot.store.schema import delivered_messages, digest_runs
+from bot.store.schema import delivered_messages, digest_runs, dm_deliveries
 from tests.support.cli import cli_env
 from tests.support.delivery import (
     CHANNEL,
@@ -33,6 +33,7 @@ from tests.support.delivery import (
     channel_messages,
     note_ids,
     publish,
+    reader_dm_parts,
     thread_note_ids,
 )
 from tests.support.fakeslack import FakeSlack, validate_blocks
@@ -189,9 +190,8 @@ def test_rate_limited_posts_are_retried_without_duplicates(
     statuses = [c.status for c in slack.calls_for("chat.postMessage")]
     assert statuses.count(429) == 2
     ledger = Ledger(posting.store.engine)
-    parts = ledger.parts(result.runs[0])
-    [dm] = ledger.reader_dms("T1", "U1")
-    parts += ledger.reader_dm_parts(dm.id)
+    parts = ledger.parts(result.runs[0]) + reader_dm_parts(ledger)
+    assert {p.channel for p in parts if p.kind == "dm"} == {"U1"}
     assert all(p.ts for p in parts)
     assert len(slack.accepted("chat.postMessage")) == len(parts)
     assert_valid_and_unique(slack)
@@ -484,3 +484,41 @@ def test_pacing_comes_from_settings_when_not_given(posting: Services, slack: Fak
     assert len(dm_times) == 4
     # Paced at 10/s: about 0.3 s from first to last; unpaced they would be milliseconds apart.
     assert dm_times[-1] - dm_times[0] >= 3 / 10 * 0.6
+
+
+def test_a_run_holding_dms_planned_inside_it_is_finished_with_them(
+    posting: Services, slack: FakeSlack
+) -> None:
+    """A run left unfinished before readers had their own DM times held its DMs among its
+    messages: resumed, it sends them, and the readers' DMs do not repeat their notes."""
+    write_notes(posting, "a.txt", ["FP8 MoE 内核 (#96000)"])
+    posting.store.subscribe("T1", "U1", ["moe-quant"])
+    slack.channels_not_joined.add(CHANNEL)
+    with pytest.raises(DeliveryError):
+        publish(posting)
+    ledger = Ledger(posting.store.engine)
+    [run] = ledger.runs(CHANNEL)
+    [note] = posting.store.list_notes()
+    payload = {"text": "vLLM 精读推荐: 1 notes for you", "blocks": [{"type": "divider"}]}
+    payload["blocks"].append(
+        {"type": "section", "block_id": f"note-{note.id}", "text": {"type": "mrkdwn", "text": "x"}}
+    )
+    with posting.store.engine.begin() as conn:
+        conn.execute(
+            delivered_messages.insert().values(
+                run_id=run.id, part="dm:T1:U1:1", seq=99, kind="dm", channel="U1", payload=payload
+            )
+        )
+        conn.execute(
+            dm_deliveries.insert().values(
+                team_id="T1", user_id="U1", note_id=note.id, run_id=run.id, part="dm:T1:U1:1"
+            )
+        )
+        conn.execute(digest_runs.update().values(dm_planned=True))
+    slack.channels_not_joined.clear()
+    result = publish(posting)
+    assert result.status == "posted" and result.runs == [run.id]
+    [dm] = slack.messages_in(FakeSlack.dm_channel("U1"))
+    assert part_of(dm) == "dm:T1:U1:1" and note_ids(dm) == [note.id]
+    assert all(p.ts for p in ledger.parts(run.id))
+    assert [d.status for d in ledger.reader_dms("T1", "U1")] == ["empty"], "not sent twice"

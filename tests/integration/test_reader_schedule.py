@@ -9,18 +9,23 @@ their own clocks, across the US (2027-03-14) and European (2027-03-28) clock cha
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.delivery.scheduler import run_due
 from bot.readers.schedule import DmSchedule
 from bot.services import Services
 from bot.slack.client import build_web_client
 from bot.slack.prdigest import parse_command, run_command
+from bot.store import Store
 from bot.store.ledger import Ledger
+from bot.store.schema import reader_dm_messages, reader_dm_runs
 from tests.support.cli import cli_env, run
+from tests.support.delivery import CHANNEL
 from tests.support.fakeslack import FakeSlack
 
 TEAM = "T1"
@@ -281,3 +286,84 @@ def test_post_channel_only_leaves_dms_to_each_readers_time(
     # them now, so nothing is sent twice.
     code, out, _ = run("post")
     assert code == 0 and dm_counts_of(slack, "ULOSANGELES") == (1,)
+
+
+def replica(services: Services) -> Services:
+    """Another process's view: its own store connections, same database."""
+    return Services(
+        settings=services.settings,
+        store=Store.open(services.settings.database_url),
+        taxonomy=services.taxonomy,
+    )
+
+
+def test_replicas_ticking_at_once_send_each_dm_once(team: Services, slack: FakeSlack) -> None:
+    users = [f"UR{n}" for n in range(6)]
+    for n, user in enumerate(users):
+        slack.set_user(user, tz=list(ZONES.values())[n % 3].key)
+        team.store.subscribe(TEAM, user, ["moe-quant"])
+    write_week(team, 10)
+    team.settings = team.settings.model_copy(update={"channel_rate": 0, "dm_rate": 0})
+    replicas = [replica(team) for _ in range(3)]
+    errors: list[BaseException] = []
+    for moment in sorted({at_nine(MONDAYS[0], z) for z in ZONES.values()}):
+        barrier = threading.Barrier(len(replicas))
+
+        def tick_in(
+            services: Services, at: datetime = moment, start: threading.Barrier = barrier
+        ) -> None:
+            try:
+                start.wait()
+                run_due(services, build_web_client(services.settings), at)
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=tick_in, args=(r,)) for r in replicas]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    for services in replicas:
+        services.close()
+    assert not errors
+    counts = dict(zip(users, dm_counts_of(slack, *users), strict=True))
+    # Shanghai's 09:00 came before the first digest; everyone else got theirs, once.
+    assert counts == {u: 0 if n % 3 == 0 else 1 for n, u in enumerate(users)}
+    parents = [m for m in slack.messages_in(CHANNEL) if m.get("thread_ts") in (None, m["ts"])]
+    assert len(parents) == 1
+
+
+def test_a_dm_slack_has_but_the_ledger_missed_is_found_not_sent_again(
+    team: Services, slack: FakeSlack
+) -> None:
+    """A process died right after Slack accepted a DM: the next tick takes the DM over,
+    finds the message by its metadata in the reader's DM, and sends nothing twice."""
+    slack.set_user("UBERLIN", tz=BERLIN.key)
+    team.store.subscribe(TEAM, "UBERLIN", ["moe-quant"])
+    write_week(team, 10)
+    nine = at_nine(MONDAYS[0], BERLIN)
+    tick(nine)  # the digest, and the reader's DM
+    ledger = Ledger(team.store.engine)
+    [sent] = ledger.reader_dms(TEAM, "UBERLIN")
+    [part] = ledger.reader_dm_parts(sent.id)
+    assert part.ts is not None
+    # Wind back: the DM as a dead process left it, the message in Slack, its ts unrecorded.
+    with team.store.engine.begin() as conn:
+        conn.execute(reader_dm_messages.update().values(ts=None, posted_channel=None))
+        conn.execute(
+            reader_dm_runs.update().values(
+                status="open",
+                open_reader=f"{TEAM}:UBERLIN",
+                claimed_by="elsewhere:1:x",
+                heartbeat=datetime.now(UTC) - timedelta(hours=1),
+            )
+        )
+    before = slack.count("chat.postMessage")
+    tick(nine + timedelta(minutes=5))
+    [again] = ledger.reader_dms(TEAM, "UBERLIN")
+    assert again.status == "done" and again.attempts == 2
+    assert ledger.reader_dm_parts(again.id)[0].ts == part.ts, "found in Slack, recorded"
+    assert slack.count("chat.postMessage") == before and dm_counts_of(slack, "UBERLIN") == (1,)
+    assert all(
+        c.params.get("include_all_metadata") for c in slack.calls_for("conversations.history")
+    )

@@ -14,6 +14,7 @@ from bot.config import load_settings
 from bot.delivery.weekly import Pacing, RunResult, publish_weekly_digest
 from bot.services import Services
 from bot.slack.client import build_web_client
+from bot.store.ledger import Ledger, Part
 from tests.support.fakeslack import FakeSlack
 from tests.support.notefiles import seed_files
 from tests.support.testenv import DIGEST_CHANNEL, SLACK_TOKEN
@@ -66,3 +67,8 @@ def sqlite_services(tmp_path: Path, slack: FakeSlack) -> Services:
         slack_bot_token=SecretStr(SLACK_TOKEN),
     )
     return Services.build(settings)
+
+
+def reader_dm_parts(ledger: Ledger) -> list[Part]:
+    """Every message of every reader's DM the ledger holds, DM by DM."""
+    return [p for dm in ledger.reader_dms() for p in ledger.reader_dm_parts(dm.id)]

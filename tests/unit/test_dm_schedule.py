@@ -39,9 +39,7 @@ def test_a_repeated_time_is_its_first_moment() -> None:
 def test_own_day_and_time_across_both_clock_changes_once_a_week() -> None:
     sunday_half_two = DmSchedule(BERLIN, "0 9 * * MON", weekday=6, at=time(2, 30))
     spring = list(
-        sunday_half_two.moments(
-            datetime(2027, 3, 20, tzinfo=UTC), datetime(2027, 4, 5, tzinfo=UTC)
-        )
+        sunday_half_two.moments(datetime(2027, 3, 20, tzinfo=UTC), datetime(2027, 4, 5, tzinfo=UTC))
     )
     assert [m.astimezone(UTC) for m in spring] == [
         datetime(2027, 3, 21, 1, 30, tzinfo=UTC),

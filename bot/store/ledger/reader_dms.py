@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from bot.store.clock import aware, utcnow
+from bot.store.ledger.dms import sent_to
 from bot.store.ledger.records import (
     DONE,
     EMPTY,
@@ -472,13 +473,7 @@ def _window(
     if run_id is not None:
         previous_stmt = previous_stmt.where(reader_dm_runs.c.id != run_id)
     previous = conn.execute(previous_stmt).first()
-    sent = set(
-        conn.execute(
-            sa.select(dm_deliveries.c.note_id).where(
-                dm_deliveries.c.team_id == team_id, dm_deliveries.c.user_id == user_id
-            )
-        ).scalars()
-    )
+    sent = sent_to(conn, team_id, user_id)
     done = sa.and_(digest_runs.c.channel == channel, digest_runs.c.status == DONE)
     upto = conn.execute(sa.select(sa.func.max(digest_runs.c.id)).where(done)).scalar()
     posted: list[ChannelNote] = []
