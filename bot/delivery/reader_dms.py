@@ -35,7 +35,7 @@ from bot.delivery.posting import (
     thread_links,
 )
 from bot.delivery.profiles import PROFILE_MAX_AGE, reader_profile
-from bot.domain import Note, Reader, Role
+from bot.domain import Note, Reader, ReaderProfile, Role
 from bot.notes.digest import week_label
 from bot.readers.dm_settings import reader_budget
 from bot.readers.reading_list import ReadingPool, ReadingSection, within_budget
@@ -67,6 +67,7 @@ POST_SLOT = "post:"  # the slot of a DM `prdigest post` sends, whatever the read
 RETRY_AFTER = timedelta(minutes=10)  # a DM Slack refused is tried again by a tick after this
 CLAIM_CHUNK = 50  # readers claimed, then sent to, at a time: the claims stay fresh
 PROFILE_REFRESHES = 50  # users.info calls one tick makes at most
+PROFILE_RETRY = timedelta(hours=1)  # a reader Slack did not answer for is asked again after this
 _HISTORY_MARGIN = timedelta(minutes=5)
 
 
@@ -399,8 +400,9 @@ def refresh_profiles(
     services: Services, client: WebClient | None, readers: list[Reader], now: datetime
 ) -> list[Reader]:
     """The readers with their Slack profile (time zone) asked again once a day, at most
-    PROFILE_REFRESHES of them per call; when Slack does not answer, the cached profile
-    stays and no more are asked this time."""
+    PROFILE_REFRESHES of them per call. When Slack does not answer, the cached profile
+    stays (none: PRDIGEST_TIMEZONE), that reader is asked again in PROFILE_RETRY, and no
+    more are asked this time."""
     if client is None:
         return readers
     out: list[Reader] = []
@@ -411,10 +413,13 @@ def refresh_profiles(
         if stale and not stop and not reader.settings.dm_off and asked < PROFILE_REFRESHES:
             asked += 1
             fresh = reader_profile(services.store, client, *reader.key, now)
-            if fresh is None or fresh.fetched_at != now:
-                stop = True  # Slack did not answer: the rest wait for the next tick
-            else:
+            if fresh is not None and fresh.fetched_at == now:
                 reader = replace(reader, profile=fresh)
+            else:
+                stop = True  # Slack did not answer: the rest wait for the next tick
+                kept = reader.profile or ReaderProfile(tz=None, locale=None, fetched_at=now)
+                retry = replace(kept, fetched_at=now - PROFILE_MAX_AGE + PROFILE_RETRY)
+                services.store.readers.save_profile(*reader.key, retry)
         out.append(reader)
     return out
 

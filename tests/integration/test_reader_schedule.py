@@ -367,3 +367,26 @@ def test_a_dm_slack_has_but_the_ledger_missed_is_found_not_sent_again(
     assert all(
         c.params.get("include_all_metadata") for c in slack.calls_for("conversations.history")
     )
+
+
+def test_without_a_zone_from_slack_the_teams_zone_decides(
+    team: Services, slack: FakeSlack
+) -> None:
+    slack.set_user("UNOZONE")  # Slack reports no time zone
+    team.store.subscribe(TEAM, "UNOZONE", ["moe-quant"])
+    team.store.subscribe(TEAM, "UDOWN", ["moe-quant"])
+    slack.fail("users.info", "ratelimited")  # Slack does not answer for UDOWN...
+    write_week(team, 10)
+    nine = at_nine(MONDAYS[0], BERLIN)
+    tick(nine - MINUTE)
+    assert slack.count("users.info") == 1, "one failure: no more asked this tick"
+    slack.clear_faults()
+    tick(nine)
+    # ... both go at 09:00 in PRDIGEST_TIMEZONE (Europe/Berlin).
+    assert dm_counts_of(slack, "UNOZONE", "UDOWN") == (1, 1)
+    asked = slack.count("users.info")
+    for minutes in (2, 3, 30):
+        tick(nine + minutes * MINUTE)
+    assert slack.count("users.info") == asked, "each reader asked at most hourly, then daily"
+    profile = team.store.readers.profile(TEAM, "UNOZONE")
+    assert profile is not None and profile.tz is None
