@@ -202,6 +202,11 @@ COMMANDS = (
     "list",
     "resume",
     escape("unsubscribe <https://evil.example|click>"),
+    escape("budget <!here>"),  # not a budget: echoed
+    escape("dm <!channel> 09:00"),  # not a day: echoed
+    "budget 3",
+    "dm 周二 07:30",
+    "dm",
     escape("<" * 600),  # too long
 )
 

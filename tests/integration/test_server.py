@@ -107,7 +107,7 @@ def test_manifest_asks_only_for_what_is_used() -> None:
     scopes = manifest["oauth_config"]["scopes"]["bot"]
     # The scopes `prdigest doctor` checks the token for are exactly the manifest's.
     assert sorted(scopes) == sorted(BOT_SCOPES)
-    assert len(BOT_SCOPES) == len(set(BOT_SCOPES)) == 6
+    assert len(BOT_SCOPES) == len(set(BOT_SCOPES)) == 7
     assert "user" not in manifest["oauth_config"]["scopes"]
     features = manifest["features"]
     (command,) = features["slash_commands"]

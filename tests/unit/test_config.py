@@ -54,6 +54,8 @@ def test_dotenv_file_is_read(tmp_path: Path) -> None:
         ("PRDIGEST_MISFIRE_GRACE", "soon"),
         ("PRDIGEST_LOG_LEVEL", "LOUD"),
         ("PRDIGEST_DM_RATE", "-1"),
+        ("PRDIGEST_DM_BUDGET", "21"),
+        ("PRDIGEST_DM_BUDGET", "five"),
     ],
 )
 def test_bad_value_names_the_variable(
