@@ -267,7 +267,7 @@ class ReaderDelivery:
             return
         runs: set[int] = set()
         for reader in readers:
-            window = self.ledger.reader_window(self.channel, *reader.key)
+            window = self.ledger.reader_window(self.channel, *reader.key, self.now)
             runs.update(p.run_id for p in window.posted)
         for run_id in sorted(runs - set(self._links)):
             parts = self.ledger.parts(run_id)
@@ -482,7 +482,7 @@ def preview_dms(
     for reader in services.store.readers.all_readers():
         if reader.settings.dm_off or (reader.pause is not None and reader.pause.active(now)):
             continue
-        window = delivery.ledger.reader_window(delivery.channel, *reader.key)
+        window = delivery.ledger.reader_window(delivery.channel, *reader.key, now)
         planned = delivery.planner(reader, "dry-run", extra)(window)
         parts.extend(planned.parts)
     return parts

@@ -390,3 +390,20 @@ def test_without_a_zone_from_slack_the_teams_zone_decides(
     assert slack.count("users.info") == asked, "each reader asked at most hourly, then daily"
     profile = team.store.readers.profile(TEAM, "UNOZONE")
     assert profile is not None and profile.tz is None
+
+
+def test_a_reader_back_after_weeks_away_starts_with_the_newest_week(
+    team: Services, slack: FakeSlack
+) -> None:
+    slack.set_user("UBERLIN", tz=BERLIN.key)
+    team.store.subscribe(TEAM, "UBERLIN", ["moe-quant"])
+    write_week(team, 10)
+    tick(at_nine(MONDAYS[0], BERLIN))
+    team.store.unsubscribe(TEAM, "UBERLIN", None)
+    for index in (1, 2):
+        write_week(team, 11 + index - 1)
+        tick(at_nine(MONDAYS[index], BERLIN))
+    team.store.subscribe(TEAM, "UBERLIN", ["moe-quant"])
+    newest = write_week(team, 13)
+    tick(at_nine(MONDAYS[3], BERLIN))
+    assert dm_prs(team, slack, "UBERLIN")[1:] == [newest], "not three weeks at once"

@@ -44,6 +44,9 @@ from bot.store.schema import (
 
 OFF = "off"  # the reader turned their DMs off (`/prdigest dm off`)
 PAUSED = "paused"  # the reader was paused at that moment
+# A reader whose previous DM was due longer ago than this gets the newest week, as a first
+# DM does: two weeks and a day, so a week missed while no process ran loses nothing.
+FRESH_START = timedelta(days=15)
 
 
 @dataclass(frozen=True)
@@ -235,10 +238,13 @@ class ReaderDms(LedgerPart):
         with self.engine.connect() as conn:
             return {row.note_id: row.run_id for row in conn.execute(stmt)}
 
-    def reader_window(self, channel: str, team_id: str, user_id: str) -> ReaderWindow:
-        """What a DM of the reader would hold if it were claimed now (a dry run's view)."""
+    def reader_window(
+        self, channel: str, team_id: str, user_id: str, due_at: datetime
+    ) -> ReaderWindow:
+        """What a DM of the reader due at `due_at` would hold if it were claimed now (a dry
+        run's view)."""
         with self.engine.connect() as conn:
-            return _window(conn, channel, team_id, user_id, None)[0]
+            return _window(conn, channel, team_id, user_id, None, due_at)[0]
 
     # -- claiming --------------------------------------------------------------------------
 
@@ -306,7 +312,7 @@ class ReaderDms(LedgerPart):
                 )
                 .returning(reader_dm_runs.c.id)
             ).scalar_one()
-            window, upto = _window(conn, channel, team_id, user_id, run_id)
+            window, upto = _window(conn, channel, team_id, user_id, run_id, due_at)
             planned = plan(window)
             values: dict[str, Any] = {
                 "upto_run": upto,
@@ -460,10 +466,17 @@ class ReaderDms(LedgerPart):
 
 
 def _window(
-    conn: Connection, channel: str, team_id: str, user_id: str, run_id: int | None
+    conn: Connection,
+    channel: str,
+    team_id: str,
+    user_id: str,
+    run_id: int | None,
+    due_at: datetime,
 ) -> tuple[ReaderWindow, int | None]:
     """The reader's window (see `ReaderWindow`) and the newest finished run of `channel`;
-    `run_id` is the DM being claimed (not its own previous DM)."""
+    `run_id` is the DM being claimed (not its own previous DM). A previous DM due more
+    than FRESH_START before `due_at` (a reader back after weeks away) counts as none:
+    the DM holds the newest digest week, as a first one does."""
     previous_stmt = (
         sa.select(reader_dm_runs.c.upto_run, reader_dm_runs.c.due_at)
         .where(_reader(team_id, user_id))
@@ -473,6 +486,8 @@ def _window(
     if run_id is not None:
         previous_stmt = previous_stmt.where(reader_dm_runs.c.id != run_id)
     previous = conn.execute(previous_stmt).first()
+    if previous is not None and aware(previous.due_at) < due_at - FRESH_START:
+        previous = None
     sent = sent_to(conn, team_id, user_id)
     done = sa.and_(digest_runs.c.channel == channel, digest_runs.c.status == DONE)
     upto = conn.execute(sa.select(sa.func.max(digest_runs.c.id)).where(done)).scalar()
