@@ -16,6 +16,7 @@ then finished. `prdigest post` sends every reader's DM at once (`deliver_now`).
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -165,6 +166,7 @@ class ReaderDelivery:
         self.result = DmResult()
         self._links: dict[int, dict[str, str]] = {}
         self._keys: dict[int, str] = {}
+        self._counting = threading.Lock()  # the fan-out's senders count what they sent
 
     @property
     def channel(self) -> str:
@@ -267,6 +269,8 @@ class ReaderDelivery:
             return
         runs: set[int] = set()
         for reader in readers:
+            if reader.settings.dm_off:
+                continue
             window = self.ledger.reader_window(self.channel, *reader.key, self.now)
             runs.update(p.run_id for p in window.posted)
         for run_id in sorted(runs - set(self._links)):
@@ -333,8 +337,9 @@ class ReaderDelivery:
             try:
                 found = scan_dm(self.client, run.user_id, run.run_key, oldest)
             except (SlackClientError, OSError) as exc:
-                self._release([run], explain_unreachable(self.client, exc))
-                raise DeliveryError(explain_unreachable(self.client, exc)) from None
+                why = explain_unreachable(self.client, exc)
+                self._release(runs, why)
+                raise DeliveryError(why) from None
             for part in parts:
                 if found and part.part in found:
                     ts, _thread, channel = found[part.part]
@@ -385,7 +390,8 @@ class ReaderDelivery:
         self.ledger.record_reader_dm_sent(
             part.run_id, part.part, self.owner, ts=ts, posted_channel=channel
         )
-        self.result.sent += 1
+        with self._counting:
+            self.result.sent += 1
         self.services.metrics.dm_sent()
 
     def _release(self, runs: Iterable[ReaderDm], error: str) -> None:
