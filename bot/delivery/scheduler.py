@@ -109,9 +109,13 @@ def run_due(
     if not settings.channel:
         result.channel_note = "PRDIGEST_CHANNEL is not set: no digest and no DMs"
         return result
+    if client is None:
+        result.channel_note = "not posted"
+        result.errors.append("a Slack client is needed to post; set SLACK_BOT_TOKEN")
+        return result
     ledger = Ledger(services.store.engine)
     try:
-        if on_start and client is not None:
+        if on_start:
             resumed = resume_unfinished_runs(services, client, pacing=pacing)
             result.channel = resumed if resumed.runs else None
         slot = latest_slot(digest_trigger(settings), now, settings.misfire_grace)

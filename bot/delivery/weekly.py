@@ -1,10 +1,12 @@
-"""The weekly digest job: post every unposted note once to the channel, then DM subscribers.
+"""The weekly digest job: post every unposted note once to the channel (then, for `prdigest
+post`, every reader's DM now, through `bot.delivery.reader_dms`).
 
-`publish_weekly_digest` is a plain function (the scheduler, `prdigest post` and the tests call
-it). Exactly-once rests on the ledger in `bot.store.ledger`: a run is claimed atomically with
-its note set and rendered messages; each message's `ts` is recorded as soon as Slack accepts
-it; each message carries Slack metadata (`prdigest_digest`, run key, part), so a run resumed
-after a crash first looks in the channel (and threads, and DMs) for what Slack already has.
+`publish_weekly_digest` is a plain function (the scheduler's tick, `prdigest post` and the
+tests call it). Exactly-once rests on the ledger in `bot.store.ledger`: a run is claimed
+atomically with its note set and rendered messages; each message's `ts` is recorded as soon
+as Slack accepts it; each message carries Slack metadata (`prdigest_digest`, run key,
+part), so a run resumed after a crash first looks in the channel (and threads) for what
+Slack already has.
 """
 
 from __future__ import annotations
