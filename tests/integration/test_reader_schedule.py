@@ -369,9 +369,7 @@ def test_a_dm_slack_has_but_the_ledger_missed_is_found_not_sent_again(
     )
 
 
-def test_without_a_zone_from_slack_the_teams_zone_decides(
-    team: Services, slack: FakeSlack
-) -> None:
+def test_without_a_zone_from_slack_the_teams_zone_decides(team: Services, slack: FakeSlack) -> None:
     slack.set_user("UNOZONE")  # Slack reports no time zone
     team.store.subscribe(TEAM, "UNOZONE", ["moe-quant"])
     team.store.subscribe(TEAM, "UDOWN", ["moe-quant"])
