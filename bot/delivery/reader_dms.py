@@ -87,7 +87,9 @@ class DmResult:
         parts = []
         if self.readers:
             shown = ", ".join(self.readers[:10]) + (" …" if len(self.readers) > 10 else "")
-            parts.append(f"{self.sent} DMs to {len(self.readers)} readers ({shown})")
+            dms = "DM" if self.sent == 1 else "DMs"
+            readers = "reader" if len(self.readers) == 1 else "readers"
+            parts.append(f"{self.sent} {dms} to {len(self.readers)} {readers} ({shown})")
         else:
             parts.append("no DM sent")
         for status, label in (

@@ -87,8 +87,8 @@ def main() -> None:
         dm_calls = [c for c in calls if str(c.params.get("channel", "")).startswith("U")]
         accepted = [c for c in dm_calls if c.ok]
         per_user = Counter(str(c.params["channel"]) for c in accepted)
-        parts = Ledger(services.store.engine).parts(result.runs[0]) if result.runs else []
-        dm_parts = [p for p in parts if p.kind == "dm"]
+        ledger = Ledger(services.store.engine)
+        dm_parts = [p for dm in ledger.reader_dms() for p in ledger.reader_dm_parts(dm.id)]
         problems = []
         if set(per_user) != set(users) or any(n != 1 for n in per_user.values()):
             twice = sum(1 for n in per_user.values() if n > 1)

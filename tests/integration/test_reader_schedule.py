@@ -264,7 +264,7 @@ def test_tick_says_what_it_did_and_refuses_a_time_without_a_zone(
     assert "DMs: no DM sent" in quiet
     write_week(team, 11)
     busy = tick(at_nine(MONDAYS[1], BERLIN))
-    assert "posted the 2027-W11 digest" in busy and "DMs: 1 DMs to 1 readers (UBERLIN)" in busy
+    assert "posted the 2027-W11 digest" in busy and "DMs: 1 DM to 1 reader (UBERLIN)" in busy
     again = tick(at_nine(MONDAYS[1], BERLIN) + MINUTE)
     assert "already handled" in again and "no DM sent" in again
 
