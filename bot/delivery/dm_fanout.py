@@ -1,7 +1,8 @@
 """The subscribers' DMs: several senders sharing one adaptive rate.
 
-A pool of `concurrency` threads takes subscribers one at a time and sends that
-subscriber's messages in order (one per second to the same DM, like any channel). Every
+A pool of `concurrency` threads takes subscribers one at a time (as the caller hands them
+over: `send_stream` reads them while the senders work) and sends that subscriber's messages
+in order (one per second to the same DM, like any channel). Every
 send waits for a slot from the shared `RateController`; a 429 pauses all senders until
 its Retry-After and the same message is tried again. Each accepted message is reported
 through `on_sent` at once, so the ledger records it exactly once; when one sender fails
@@ -14,9 +15,9 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from queue import Empty, SimpleQueue
+from queue import Empty, Full, Queue
 
 from slack_sdk import WebClient
 
@@ -83,34 +84,75 @@ class DmFanout:
         for part in parts:
             if part.kind == "dm" and not part.settled:
                 by_user.setdefault(part.channel, []).append(part)
-        if not by_user:
-            return
-        work: SimpleQueue[list[Part]] = SimpleQueue()
-        for group in by_user.values():
-            work.put(group)
-        workers = min(self.concurrency, len(by_user))
-        with ThreadPoolExecutor(workers, thread_name_prefix="prdigest-dm") as pool:
-            for _ in range(workers):
+        if by_user:
+            self.send_stream(by_user.values())
+
+    def send_stream(
+        self,
+        groups: Iterable[Sequence[Part]],
+        on_done: Callable[[Sequence[Part]], None] = lambda _group: None,
+    ) -> None:
+        """Send the groups `groups` yields, each one recipient's messages in order, its
+        unsettled parts only; `on_done(group)` follows a group's last message.
+
+        `groups` is read in the calling thread while the senders work, never more than a
+        few groups ahead of them (what it does per group, such as claiming it, stays
+        fresh). Raises the first error, of a sender or of `groups`."""
+        work: Queue[Sequence[Part] | None] = Queue(maxsize=2 * self.concurrency)
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="prdigest-dm") as pool:
+            for _ in range(self.concurrency):
                 # Each sender logs with the caller's context (the digest run id).
-                pool.submit(contextvars.copy_context().run, self._worker, work)
+                pool.submit(contextvars.copy_context().run, self._worker, work, on_done)
+            try:
+                for group in groups:
+                    if self._stop.is_set() or not self._put(work, group):
+                        break
+            except BaseException as exc:  # handed to the caller below
+                self._failed(exc)
+            finally:
+                for _ in range(self.concurrency):
+                    self._put(work, None)
         if self._errors:
             raise self._errors[0]
 
-    def _worker(self, work: SimpleQueue[list[Part]]) -> None:
+    def _put(self, work: Queue[Sequence[Part] | None], item: Sequence[Part] | None) -> bool:
+        """Queue `item` for the senders; False once they stopped (the queue may stay full)."""
+        while not self._stop.is_set():
+            try:
+                work.put(item, timeout=0.1)
+                return True
+            except Full:
+                continue
+        return False
+
+    def _failed(self, exc: BaseException) -> None:
+        with self._lock:
+            self._errors.append(exc)
+        self._stop.set()
+
+    def _worker(
+        self,
+        work: Queue[Sequence[Part] | None],
+        on_done: Callable[[Sequence[Part]], None],
+    ) -> None:
         try:
             while not self._stop.is_set():
                 try:
-                    group = work.get_nowait()
+                    group = work.get(timeout=0.1)
                 except Empty:
+                    continue
+                if group is None:
                     return
                 for part in group:
                     if self._stop.is_set():
                         return
-                    self._send(part)
-        except BaseException as exc:  # handed to send_all's caller
-            with self._lock:
-                self._errors.append(exc)
-            self._stop.set()
+                    if part.kind == "dm" and not part.settled:
+                        self._send(part)
+                if self._stop.is_set():
+                    return  # its last message may not have gone out
+                on_done(group)
+        except BaseException as exc:  # handed to send_stream's caller
+            self._failed(exc)
 
     def _send(self, part: Part) -> None:
         for _attempt in range(self.max_attempts):

@@ -19,7 +19,7 @@ import logging
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -168,7 +168,9 @@ class ReaderDelivery:
         self.result = DmResult()
         self._links: dict[int, dict[str, str]] = {}
         self._keys: dict[int, str] = {}
-        self._counting = threading.Lock()  # the fan-out's senders count what they sent
+        self._counting = threading.Lock()  # the fan-out's senders share what follows
+        self._open: dict[int, ReaderDm] = {}  # claimed, not finished
+        self._sent_runs: set[int] = set()  # DMs of which a message went out
 
     @property
     def channel(self) -> str:
@@ -264,18 +266,13 @@ class ReaderDelivery:
                     links[section.role] = link
         return links
 
-    def prefetch_links(self, readers: Iterable[Reader]) -> None:
-        """Thread links of the channel runs these readers' DMs may cover, asked of Slack
-        before any claim (never while a claim holds the database)."""
+    def _fetch_links(self, reader: Reader) -> None:
+        """Thread links of the channel runs the reader's DM may cover, asked of Slack before
+        the claim (never while a claim holds the database); each run's once."""
         if self.client is None or not self.channel:
             return
-        runs: set[int] = set()
-        for reader in readers:
-            if reader.settings.dm_off:
-                continue
-            window = self.ledger.reader_window(self.channel, *reader.key, self.now)
-            runs.update(p.run_id for p in window.posted)
-        for run_id in sorted(runs - set(self._links)):
+        window = self.ledger.reader_window(self.channel, *reader.key, self.now)
+        for run_id in sorted({p.run_id for p in window.posted} - set(self._links)):
             parts = self.ledger.parts(run_id)
             try:
                 self._links[run_id] = thread_links(self.client, self.channel, parts)
@@ -285,13 +282,18 @@ class ReaderDelivery:
     # -- delivering ------------------------------------------------------------------------
 
     def deliver(self, due: Sequence[Due]) -> DmResult:
-        """Claim each reader's moment and send the DMs, a chunk of readers at a time."""
-        for start in range(0, len(due), CLAIM_CHUNK):
-            chunk = due[start : start + CLAIM_CHUNK]
-            self.prefetch_links(d.reader for d in chunk)
-            runs = [run for d in chunk if (run := self._claim(d)) is not None]
-            self.send(runs)
+        """Claim each reader's moment and send the DMs: each reader is claimed just before
+        the senders reach them, while the DMs claimed before go out."""
+        self._stream(self._claimed(due))
         return self.result
+
+    def _claimed(self, due: Sequence[Due]) -> Iterator[list[Part]]:
+        for item in due:
+            if not item.reader.settings.dm_off:
+                self._fetch_links(item.reader)
+            run = self._claim(item)
+            if run is not None:
+                yield self._parts_of(run)
 
     def _claim(self, due: Due) -> ReaderDm | None:
         team_id, user_id = due.reader.key
@@ -324,7 +326,7 @@ class ReaderDelivery:
         if not taken:
             return
         self._recover(taken)
-        self.send(taken)
+        self._stream(self._parts_of(run) for run in taken)
         self.result.resumed += len(taken)
 
     def _recover(self, runs: list[ReaderDm]) -> None:
@@ -348,19 +350,21 @@ class ReaderDelivery:
                     self.ledger.record_reader_dm_sent(
                         run.id, part.part, self.owner, ts=ts, posted_channel=channel
                     )
+                    self._sent_runs.add(run.id)
                     log.info("DM %s: %s was already in Slack (ts %s)", run.id, part.part, ts)
 
-    def send(self, runs: list[ReaderDm]) -> None:
-        """Send the unsent messages of these claimed DMs, then finish each."""
-        if not runs:
-            return
-        if self.client is None:
-            self._release(runs, "no Slack client")
-            raise DeliveryError("a Slack client is needed to send DMs; set SLACK_BOT_TOKEN")
-        parts: list[Part] = []
-        for run in runs:
+    def _parts_of(self, run: ReaderDm) -> list[Part]:
+        """A claimed DM's messages, handed to the senders (the DM is ours until finished)."""
+        with self._counting:
             self._keys[run.id] = run.run_key
-            parts.extend(self.ledger.reader_dm_parts(run.id))
+            self._open[run.id] = run
+        return self.ledger.reader_dm_parts(run.id)
+
+    def _stream(self, groups: Iterable[list[Part]]) -> None:
+        """Send the claimed DMs `groups` yields, each finished once its messages are out; on
+        an error the unfinished ones are let go, to be resumed."""
+        if self.client is None:  # before `groups` claims anything
+            raise DeliveryError("a Slack client is needed to send DMs; set SLACK_BOT_TOKEN")
         fanout = DmFanout(
             self.client,
             lambda part: self._keys[part.run_id],
@@ -373,20 +377,30 @@ class ReaderDelivery:
             ),
         )
         try:
-            fanout.send_all(parts)
+            fanout.send_stream(groups, on_done=self._finish)
         except (DeliveryError, LostClaimError) as exc:
-            self._release(runs, str(exc))
+            self._release(self._unfinished(), str(exc))
             raise
         except (SlackClientError, OSError) as exc:
-            self._release(runs, str(exc))
+            self._release(self._unfinished(), str(exc))
             raise DeliveryError(explain_unreachable(self.client, exc)) from None
         except Exception as exc:
-            self._release(runs, f"{type(exc).__name__}: {exc}")
+            self._release(self._unfinished(), f"{type(exc).__name__}: {exc}")
             raise
-        for run in runs:
-            self.ledger.finish_reader_dm(run.id, self.owner)
-            if any(p.ts for p in self.ledger.reader_dm_parts(run.id)):
+
+    def _finish(self, group: Sequence[Part]) -> None:
+        """A DM's messages are all out (or settled): it is done."""
+        run_id = group[0].run_id
+        self.ledger.finish_reader_dm(run_id, self.owner)
+        with self._counting:
+            run = self._open.pop(run_id)
+            if run_id in self._sent_runs:
                 self.result.readers.append(run.user_id)
+
+    def _unfinished(self) -> list[ReaderDm]:
+        with self._counting:
+            runs, self._open = list(self._open.values()), {}
+        return runs
 
     def _record_sent(self, part: Part, ts: str, channel: str) -> None:
         self.ledger.record_reader_dm_sent(
@@ -394,6 +408,7 @@ class ReaderDelivery:
         )
         with self._counting:
             self.result.sent += 1
+            self._sent_runs.add(part.run_id)
         self.services.metrics.dm_sent()
 
     def _release(self, runs: Iterable[ReaderDm], error: str) -> None:
