@@ -40,7 +40,7 @@ from bot.domain import Note, Reader, ReaderProfile, Role
 from bot.notes.digest import week_label
 from bot.readers.dm_settings import reader_budget
 from bot.readers.reading_list import ReadingPool, ReadingSection, within_budget
-from bot.readers.schedule import dm_schedule, reader_zone
+from bot.readers.schedule import DmSchedule, dm_schedule, reader_zone
 from bot.render.digest_blocks import DmSection, dm_messages, note_ids_in
 from bot.render.reader_settings import left_out_blocks, left_out_value
 from bot.services import Services
@@ -453,9 +453,13 @@ def due_readers(services: Services, readers: Sequence[Reader], now: datetime) ->
     settings = services.settings
     grace = settings.misfire_grace
     handled = Ledger(services.store.engine).handled_moments(now - grace - timedelta(days=1))
+    latest: dict[DmSchedule, datetime | None] = {}  # readers share zones and times
     out: list[Due] = []
     for reader in readers:
-        moment = dm_schedule(settings, reader.settings, reader.profile).latest(now, grace)
+        schedule = dm_schedule(settings, reader.settings, reader.profile)
+        if schedule not in latest:
+            latest[schedule] = schedule.latest(now, grace)
+        moment = latest[schedule]
         if moment is None:
             continue
         slot = slot_key(moment)
