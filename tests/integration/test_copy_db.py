@@ -55,10 +55,10 @@ def test_copy_moves_notes_subscriptions_and_ledger(
         assert moved.store.readers.all_readers() == readers_before, "filters and watches"
         assert pause_before is not None
         assert moved.store.readers.pause_of("T1", "U2") == pause_before
-        moved.store.readers.watch("T1", "U3", "cuda graph")  # ids continue past the copy
         assert lookup(moved, "视频").page.total >= 1, "search index rebuilt"
         again = publish_weekly_digest(moved, client, NOW, pacing=FAST)
         assert slack.count("chat.postMessage") == posted, f"re-posted: {again.message}"
+        moved.store.readers.watch("T1", "U3", "cuda graph")  # ids continue past the copy
         # New notes get fresh ids after the copy (sequences moved past the copied rows).
         late = moved.settings.digests_dir / "late.txt"
         late.write_text("vllm-project/vllm\n\n晚到的量化修复\n\n值得精读。\n", encoding="utf-8")

@@ -19,7 +19,7 @@ from slack_sdk import WebClient
 from typer.testing import CliRunner
 
 from bot.cli.app import app
-from bot.delivery.scheduler import resume_after_outage
+from bot.delivery.scheduler import resume_after_outage, run_due
 from bot.delivery.weekly import DeliveryError, Pacing, publish_weekly_digest
 from bot.services import Services
 from bot.slack.app import build_app
@@ -291,6 +291,8 @@ def test_a_digest_cut_by_an_outage_is_finished_when_slack_answers(
     posted = _note_blocks(channel)
     assert set(posted) == {f"note-{n.id}" for n in services.store.list_notes()}
     assert max(posted.values()) == 1
+    # The reader's DM goes out at their own time (Monday 09:00, here NOW): the next tick.
+    run_due(services, WebClient(token=SLACK_TOKEN, base_url=slack.api_url), NOW, pacing=fast)
     dm = _note_blocks(slack.messages_in(FakeSlack.dm_channel(SUBSCRIBER[1])))
     assert dm and max(dm.values()) == 1
 
