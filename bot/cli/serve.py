@@ -35,7 +35,11 @@ if TYPE_CHECKING:
 
 def serve(
     no_scheduler: Annotated[
-        bool, typer.Option("--no-scheduler", help="Do not post the weekly digest from here.")
+        bool,
+        typer.Option(
+            "--no-scheduler",
+            help="Neither post the digest nor send readers' DMs from here (`prdigest tick`).",
+        ),
     ] = False,
     host: Annotated[
         str, typer.Option("--host", metavar="ADDRESS", help="HTTP mode: address to bind.")
@@ -44,9 +48,9 @@ def serve(
     """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PRDIGEST_PORT.
 
     HTTP mode serves POST /slack/events, GET /healthz and GET /metrics; PRDIGEST_METRICS_PORT
-    serves the last two on a port of their own (in Socket Mode too). The weekly digest
-    schedule runs in the same process unless --no-scheduler. Stops cleanly on SIGTERM or
-    Ctrl-C.
+    serves the last two on a port of their own (in Socket Mode too). Every minute the same
+    process does what is due (`prdigest tick`: the weekly digest, each reader's DM at their
+    own time) unless --no-scheduler. Stops cleanly on SIGTERM or Ctrl-C.
     """
     from bot.ops.prometheus import PrometheusMetrics
     from bot.slack.server import ShutdownSignal
