@@ -184,7 +184,7 @@ def linked_docs(path: Path) -> list[Path]:
     ("heading", "anchor"),
     [
         ("Quick start", "quick-start"),
-        ("From the quick start to the first real post", "from-the-quick-start-to-the-first-real-post"),
+        ("Upgrading a SQLite store to schema 0007", "upgrading-a-sqlite-store-to-schema-0007"),
         ("The model server and the `[llm]` extra", "the-model-server-and-the-llm-extra"),
         ("Every set's scores", "every-sets-scores"),
         ("Before going live: prdigest doctor", "before-going-live-prdigest-doctor"),
@@ -280,9 +280,7 @@ def test_every_prdigest_command_is_in_the_readme() -> None:
     commands = cli_commands()
     assert {"prdigest ingest", "prdigest serve"} <= set(commands)
     listed = code_spans("\n".join(first_cells(section(README.read_text("utf-8"), "Commands"))))
-    undocumented = [
-        c for c in commands if not any(s == c or s.startswith(f"{c} ") for s in listed)
-    ]
+    undocumented = [c for c in commands if not any(s == c or s.startswith(f"{c} ") for s in listed)]
     assert undocumented == [], "add a row for each to the Commands table of README.md"
 
 
