@@ -75,7 +75,7 @@ def _require_slack_settings(settings: Settings) -> None:
     if missing:
         raise CliError(
             f"serve needs {' and '.join(missing)} (SLACK_APP_TOKEN instead of "
-            "SLACK_SIGNING_SECRET for Socket Mode); see 'Slack app setup' in the README. "
+            "SLACK_SIGNING_SECRET for Socket Mode); see 'Slack app setup' in deploy/README.md. "
             "To try the bot without Slack, run `prdigest preview`."
         )
 

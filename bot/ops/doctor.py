@@ -187,7 +187,7 @@ def _auth_test(settings: Settings) -> SlackResponse:
     if settings.slack_bot_token is None or not settings.slack_bot_token.get_secret_value():
         raise _CheckFailed(
             "SLACK_BOT_TOKEN is not set: use the app's Bot User OAuth Token (xoxb-…), "
-            "see 'Slack app setup' in the README"
+            "see 'Slack app setup' in deploy/README.md"
         )
     try:
         return _client(settings).auth_test()

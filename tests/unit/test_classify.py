@@ -6,7 +6,7 @@ misses were read. `unseen_v6`–`unseen_v12` are held out and frozen, and so are
 `retired_v5` (once `unseen_v4` and `unseen_v5`, retired because their aggregate steered a
 decision); a test here only checks that each is intact against its `.sha256` file. They are
 scored in aggregate by `python -m tests.bench.verdict_report`, never read for ideas and
-never a floor in a test (see the README's *Classification* section).
+never a floor in a test (see tests/bench/README.md).
 """
 
 from __future__ import annotations
