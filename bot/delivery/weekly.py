@@ -182,10 +182,8 @@ def _dm_sections(
             start = section.pause.started_at.astimezone(zone).date().isoformat()
             end = section.pause.until.astimezone(zone).date().isoformat()
             footer = (
-                t.ngettext(
+                t.gettext(
                     "{count} more from those weeks: `/prdigest week` shows any week",
-                    "{count} more from those weeks: `/prdigest week` shows any week",
-                    section.more,
                     count=section.more,
                 )
                 if section.more

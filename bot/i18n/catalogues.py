@@ -65,7 +65,7 @@ def extract_grammar(
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Subcommand"):
             continue
-        usage, parser = (node.args + [None, None, None])[1:3]
+        usage, parser = [*node.args, None, None, None][1:3]
         if isinstance(usage, ast.Constant) and isinstance(usage.value, str):
             yield node.lineno, None, usage.value, ["Translators: a /prdigest usage line"]
         if isinstance(parser, ast.Name) and parser.id in summaries:
@@ -179,7 +179,7 @@ def problems(language: Language, template: Catalog | None = None) -> list[str]:
     date): messages missing or left over, untranslated or fuzzy, a stale `.mo`."""
     template = template or extract_messages()
     found: list[str] = []
-    path = po_path(language)
+    path = _shown(po_path(language))
     current = _read_po(language)
     wanted = {(m.context, m.id) for m in template if m.id}
     have = {(m.context, m.id) for m in current if m.id}
@@ -194,12 +194,16 @@ def problems(language: Language, template: Catalog | None = None) -> list[str]:
             found.append(f"{path}: {message.id!r} has no translation")
     compiled = mo_path(language)
     if not compiled.exists():
-        found.append(f"{compiled}: missing")
+        found.append(f"{_shown(compiled)}: missing")
     else:
         with compiled.open("rb") as source:
             if compiled_messages(read_mo(source)) != compiled_messages(current):
-                found.append(f"{compiled}: not compiled from {path.name}")
+                found.append(f"{_shown(compiled)}: not compiled from {compiled.stem}.po")
     return found
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(PACKAGE_ROOT.parent))
 
 
 def build() -> list[Path]:
@@ -227,13 +231,11 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m bot.i18n.catalogues [--check]", file=sys.stderr)
         return 2
     for path in build():
-        print(f"wrote {path.relative_to(PACKAGE_ROOT.parent)}")
+        print(f"wrote {_shown(path)}")
     for language in CATALOGUE_LANGUAGES:
         todo = [p for p in problems(language) if "no translation" in p or "fuzzy" in p]
         if todo:
-            print(
-                f"{len(todo)} message(s) of {po_path(language).name} ({language.value}) to translate"
-            )
+            print(f"{_shown(po_path(language))}: {len(todo)} message(s) to translate")
     return 0
 
 

@@ -49,7 +49,8 @@ def verdict_badge(verdict: Verdict, t: Texts) -> str:
 
 def revised_mark(t: Texts) -> str:
     """The line under a note whose posted message was updated."""
-    return f":pencil2: _{t.side_by_side('revised')}_"
+    revised = t.side_by_side("revised")
+    return f":pencil2: _{revised}_"
 
 
 def note_mrkdwn(note: Note, role: str | None, taxonomy: Taxonomy, t: Texts) -> str:
@@ -67,7 +68,9 @@ def note_mrkdwn(note: Note, role: str | None, taxonomy: Taxonomy, t: Texts) -> s
             names.append(slug)
     # After the badge when the note's words said little about how closely to read it.
     unsure = (
-        f" _{t.gettext('(low confidence)')}_" if note.verdict_confidence is Confidence.LOW else ""
+        " _" + t.gettext("(low confidence)") + "_"
+        if note.verdict_confidence is Confidence.LOW
+        else ""
     )
     badge = verdict_badge(verdict, t)
     lines = [heading, f"{badge}{unsure} · {escaped(' · '.join(names), 600)}"]

@@ -43,7 +43,8 @@ def addition_label(t: Texts) -> str:
 
 def digest_title(week: str, addition: bool, t: Texts) -> str:
     """ "vLLM 精读推荐 · 2026-W48", with "· 补充 / addition" for a follow-up."""
-    title = f"{t.side_by_side('vLLM reading list', both='{zh}')} · {week}"
+    name = t.side_by_side("vLLM reading list", both="{zh}")
+    title = f"{name} · {week}"
     return f"{title} · {addition_label(t)}" if addition else title
 
 
@@ -67,10 +68,10 @@ def parent_message(digest: Digest, t: Texts) -> Message:
     if digest.is_empty:
         blocks.append(section_block(t.side_by_side("No new notes this week.")))
         return {"text": t.gettext("{title}: no new notes", title=title), "blocks": blocks}
-    intro = t.side_by_side(
-        "Notes that arrived after this week's digest"
+    intro = (
+        t.side_by_side("Notes that arrived after this week's digest")
         if digest.addition
-        else "This week's PR reading list"
+        else t.side_by_side("This week's PR reading list")
     )
     count = len(digest.notes)
     lines = [f"*{intro}* — {note_count(count, t)}"]
@@ -151,7 +152,7 @@ def dm_messages(
     groups: list[list[Block]] = []
     for section in sections:
         thread = (
-            f" · {link(section.thread_link, t.side_by_side('channel thread'), 100)}"
+            " · " + link(section.thread_link, t.side_by_side("channel thread"), 100)
             if section.thread_link
             else ""
         )

@@ -95,7 +95,7 @@ def fix_modal(
     title = link(note.pr_url, note.title, 300) if note.pr_url else escaped(note.title, 300)
     badge = verdict_badge(note.verdict, t)
     blocks: list[Block] = [
-        section_block(f"*{title}*\n{badge} · {t.gettext('note #{id}', id=note.id)}"),
+        section_block(f"*{title}*\n{badge} · " + t.gettext("note #{id}", id=note.id)),
         _input(ROLES_BLOCK, t.gettext("Roles: who should read it"), roles_element),
         _input(PRIMARY_BLOCK, t.gettext("Primary role: the thread it belongs in"), primary_element),
         _input(VERDICT_BLOCK, t.gettext("Verdict"), verdict_element),

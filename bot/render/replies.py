@@ -561,7 +561,7 @@ def home_view(
         if paused:
             # Translators: a pause, said as a sentence ("Paused until … (UTC)").
             blocks.append(
-                section_block(f":double_vertical_bar: {t.gettext('{paused}.', paused=paused)}")
+                section_block(":double_vertical_bar: " + t.gettext("{paused}.", paused=paused))
             )
     controls = _home_controls(reader, now, t)
     if controls is not None:
