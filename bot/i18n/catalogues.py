@@ -40,12 +40,12 @@ KEYWORDS: dict[str, Any] = {**DEFAULT_KEYWORDS, "side_by_side": None, "lazy_text
 COMMENT_TAGS = ("Translators:",)
 
 
-def po_path(language: Language) -> Path:
-    return LOCALE_DIR / language.value / "LC_MESSAGES" / f"{DOMAIN}.po"
+def po_path(language: Language, locale_dir: Path = LOCALE_DIR) -> Path:
+    return locale_dir / language.value / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
-def mo_path(language: Language) -> Path:
-    return po_path(language).with_suffix(".mo")
+def mo_path(language: Language, locale_dir: Path = LOCALE_DIR) -> Path:
+    return po_path(language, locale_dir).with_suffix(".mo")
 
 
 def extract_grammar(
@@ -103,8 +103,8 @@ HEADER = """\
 #"""
 
 
-def _read_po(language: Language) -> Catalog:
-    path = po_path(language)
+def _read_po(language: Language, locale_dir: Path = LOCALE_DIR) -> Catalog:
+    path = po_path(language, locale_dir)
     if not path.exists():
         name = {Language.ZH: "Chinese", Language.EN: "English"}[language]
         return Catalog(
@@ -174,31 +174,30 @@ def compiled_messages(catalog: Catalog) -> dict[tuple[str | None, Any], Any]:
     }
 
 
-def problems(language: Language, template: Catalog | None = None) -> list[str]:
+def problems(
+    language: Language, template: Catalog | None = None, locale_dir: Path = LOCALE_DIR
+) -> list[str]:
     """Why the language's catalogues are not what the command would write (empty: up to
     date): messages missing or left over, untranslated or fuzzy, a stale `.mo`."""
     template = template or extract_messages()
-    found: list[str] = []
-    path = _shown(po_path(language))
-    current = _read_po(language)
+    source, compiled = po_path(language, locale_dir), mo_path(language, locale_dir)
+    where = f"{language.value}/{source.name}"
+    current = _read_po(language, locale_dir)
     wanted = {(m.context, m.id) for m in template if m.id}
     have = {(m.context, m.id) for m in current if m.id}
-    found += [f"{path}: no entry for {key[1]!r}" for key in sorted(wanted - have, key=str)]
-    found += [
-        f"{path}: {key[1]!r} is no longer in the code" for key in sorted(have - wanted, key=str)
-    ]
+    found = [f"{where}: no entry for {key[1]!r}" for key in sorted(wanted - have, key=str)]
+    found += [f"{where}: {k[1]!r} is no longer in the code" for k in sorted(have - wanted, key=str)]
     for message in current:
         if message.id and message.fuzzy:
-            found.append(f"{path}: {message.id!r} is marked fuzzy (review it, remove the mark)")
+            found.append(f"{where}: {message.id!r} is marked fuzzy (review it, remove the mark)")
         elif message.id and not _translated(message):
-            found.append(f"{path}: {message.id!r} has no translation")
-    compiled = mo_path(language)
+            found.append(f"{where}: {message.id!r} has no translation")
     if not compiled.exists():
-        found.append(f"{_shown(compiled)}: missing")
+        found.append(f"{language.value}/{compiled.name}: missing")
     else:
-        with compiled.open("rb") as source:
-            if compiled_messages(read_mo(source)) != compiled_messages(current):
-                found.append(f"{_shown(compiled)}: not compiled from {compiled.stem}.po")
+        with compiled.open("rb") as mo:
+            if compiled_messages(read_mo(mo)) != compiled_messages(current):
+                found.append(f"{language.value}/{compiled.name}: not compiled from {source.name}")
     return found
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from bot.i18n.texts import N_, Language, Texts, reader_language, texts_for
 from bot.readers.reading_list import AWAY_MAX_NOTES
 from bot.render.blocks import escaped
-from bot.render.replies import Message, confirm_reply, error_reply, pause_text
+from bot.render.replies import Message, confirm_reply, error_reply, pause_text, sentences
 from bot.services import Services, lookup
 from bot.store.readers import MAX_WATCHES, WatchOutcome
 
@@ -210,5 +210,5 @@ def language(
         )
         how = t.gettext("`/prdigest lang zh` or `/prdigest lang en` keeps one whatever Slack says.")
     if choice == AUTO_LANGUAGE:
-        said = t.gettext("Done: prdigest follows your Slack language again.") + " " + said
-    return confirm_reply(f"{said} {how}")
+        said = sentences([t.gettext("Done: prdigest follows your Slack language again."), said], t)
+    return confirm_reply(sentences([said, how], t))

@@ -96,6 +96,14 @@ def _join(names: Sequence[str], t: Texts) -> str:
     return t.pgettext("list separator", ", ").join(names)
 
 
+def sentences(parts: Sequence[str], t: Texts) -> str:
+    """Sentences one after the other: with a space in English, none after a Chinese "。"."""
+    out = ""
+    for part in parts:
+        out = t.pgettext("two sentences", "{first} {then}", first=out, then=part) if out else part
+    return out
+
+
 def alias_codes(aliases: Sequence[str], limit: int) -> str:
     """What a reader may type for a role, as code: the one place a reader sees words of the
     other language, since an alias works whatever language the reader reads."""
@@ -109,8 +117,8 @@ def help_reply(usage_rows: Sequence[tuple[str, str]], t: Texts) -> Message:
     """The grammar table (usage, summary) as Block Kit."""
     rows = [f"`{escape(usage)}`\n{escape(summary)}" for usage, summary in usage_rows]
     about = t.gettext(
-        "Each note says whether a PR is worth a close read ({deep}), a skim ({skim}) "
-        "or can be skipped ({skip}), and for whom. Open the app's Home tab to manage "
+        "Each note gives a verdict, {deep} (worth a close read), {skim} (worth a skim) "
+        "or {skip} (can be skipped), and says for whom. Open the app's Home tab to manage "
         "subscriptions with buttons. A note's … menu shows it whole or, for editors, "
         "fixes its roles and verdict ({fix}).",
         deep=t.verdict(Verdict.DEEP),
@@ -240,7 +248,7 @@ def unknown_roles_reply(
         else t.gettext("Nothing was unsubscribed.")
     )
     where = t.gettext("`/prdigest roles` lists the roles and their aliases.")
-    return error_reply(" ".join([*parts, outcome, where]))
+    return error_reply(sentences([*parts, outcome, where], t))
 
 
 def confirm_reply(text: str) -> Message:
@@ -408,7 +416,7 @@ def lookup_reply(
     intros = [_did_you_mean(near, t)] if near and not offset else []
     if any_word:
         intros.append(t.gettext(ANY_WORD_NOTE))
-    intro = " ".join(intros)
+    intro = sentences(intros, t)
     return note_page(
         title, items, total, offset, MorePage(query, 0), taxonomy, t, capped=capped, intro=intro
     )
@@ -527,7 +535,7 @@ def _no_match_reply(
     parts.append(
         t.gettext("`/prdigest help` shows what I understand; `/prdigest roles` lists the roles.")
     )
-    return message(" ".join(parts))
+    return message(sentences(parts, t))
 
 
 # --------------------------------------------------------------------------- App Home
