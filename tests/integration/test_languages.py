@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,13 @@ from pydantic import SecretStr
 from bot.delivery.weekly import publish_weekly_digest
 from bot.i18n.catalogues import po_path
 from bot.i18n.texts import Language
-from bot.render.blocks import FIX_OPTION, MORE_ACTION_ID, NOTE_MENU_ACTION_ID, SHOW_OPTION
+from bot.render.blocks import (
+    FIX_OPTION,
+    MORE_ACTION_ID,
+    NOTE_MENU_ACTION_ID,
+    SHOW_OPTION,
+    SUBSCRIBE_ACTION_ID,
+)
 from bot.render.replies import MorePage
 from bot.services import Services, ingest_paths
 from bot.slack.client import build_web_client
@@ -168,9 +174,19 @@ def menu(bot: Harness, user: str, option: str, url: str) -> str:
     )
 
 
+def ephemeral_after(bot: Harness, send: Callable[[], object]) -> dict[str, Any]:
+    """The ephemeral message (chat.postEphemeral) that follows a request."""
+    before = len(bot.slack.ephemerals)
+    send()
+    deadline = time.monotonic() + 10
+    while len(bot.slack.ephemerals) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bot.slack.ephemerals[-1]
+
+
 def every_surface(bot: Harness, user: str) -> dict[str, Any]:
-    """What `user` reads: replies to commands, buttons and menus, App Home, the fix modal
-    and its field errors, and their weekly DM."""
+    """What `user` reads: replies to commands, buttons and menus, App Home, the fix modal,
+    its field errors and its confirmation, and their weekly DM."""
     slack = bot.slack
     seen: dict[str, Any] = {}
     for name, text in (
@@ -208,6 +224,20 @@ def every_surface(bot: Harness, user: str) -> dict[str, Any]:
     status, raw = bot.post(view_submission_body(modal, {}, user_id=user))
     assert status == 200
     seen["fix form errors"] = json.loads(raw)
+    fixed = {
+        "roles": {"roles": {"selected_options": [{"value": "kernels"}]}},
+        "primary": {"primary": {"selected_option": {"value": "kernels"}}},
+        "verdict": {"verdict": {"selected_option": {"value": "skim"}}},
+    }
+    seen["fix saved"] = ephemeral_after(
+        bot, lambda: bot.post(view_submission_body(modal, fixed, user_id=user))
+    )
+    seen["subscribe button"] = ephemeral_after(
+        bot,
+        lambda: bot.post(
+            block_actions_body(SUBSCRIBE_ACTION_ID, "multimodal", user_id=user, channel_id="C1")
+        ),
+    )
     published = slack.count("views.publish")
     bot.post(event_body({"type": "app_home_opened", "user": user, "tab": "home"}))
     slack.wait_for("views.publish", n=published + 1)
@@ -226,6 +256,8 @@ def test_an_english_reader_sees_no_chinese_outside_code(bot: Harness) -> None:
     assert "Subscribed to `moe-quant` (MoE &amp; quantization)" in seen["subscribe"]["text"]
     assert "`量化`" in json.dumps(seen["roles"], ensure_ascii=False)  # aliases, as code
     assert "*deep*" in json.dumps(seen["DM"], ensure_ascii=False)
+    assert seen["fix saved"]["text"].startswith("Fixed “")
+    assert seen["subscribe button"]["text"].startswith("Subscribed to `multimodal`")
     assert_clean(seen["help"])
 
 
@@ -238,6 +270,8 @@ def test_a_chinese_reader_sees_none_of_the_english_ui(bot: Harness) -> None:
         assert any(_CJK.search(t) for t in shown_texts(payload)), name
     assert "已订阅 `moe-quant` (MoE 与量化)" in seen["subscribe"]["text"]
     assert "精读" in json.dumps(seen["DM"], ensure_ascii=False)
+    assert seen["fix saved"]["text"].startswith("已修正“")
+    assert seen["subscribe button"]["text"].startswith("已订阅 `multimodal`")
     modal = seen["fix modal"]
     assert modal["title"]["text"] == "修正角色" and modal["submit"]["text"] == "保存"
 
