@@ -34,11 +34,10 @@ def reader_texts(
     services: Services, client: WebClient | None, team_id: str, user_id: str, now: datetime
 ) -> Texts:
     """The reader's language, asking Slack for their locale when the cached one is a day
-    old (Slack unreachable: the stale cache, or PRDIGEST_LANGUAGE)."""
+    old (Slack unreachable: the stale cache, or PRDIGEST_LANGUAGE). Asked even of a reader
+    who chose a language, so that `lang auto` and their time zone find it fresh."""
     own = services.store.readers.settings(team_id, user_id)
-    profile = None
-    if own.language is None:
-        profile = reader_profile(services.store, client, team_id, user_id, now)
+    profile = reader_profile(services.store, client, team_id, user_id, now)
     return texts_for(reader_language(own, profile, default_language(services.settings)))
 
 

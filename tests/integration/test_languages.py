@@ -296,12 +296,17 @@ def test_lang_wins_over_slack_and_auto_gives_slack_back(bot: Harness) -> None:
     assert store.readers.settings(TEAM, ENGLISH).language == "zh"
 
 
-def test_a_reader_who_chose_a_language_costs_no_users_info(bot: Harness) -> None:
-    bot.services.store.readers.update_settings(TEAM, ENGLISH, language="zh")
+def test_slack_is_asked_once_a_day_whatever_the_reader_chose(bot: Harness) -> None:
+    """A reader's first `lang zh` caches their Slack language, so `lang auto` later finds it;
+    further commands that day ask Slack nothing."""
     bot.slack.reset_calls()
-    _, reply = bot.command("list", user=ENGLISH)
-    assert "你没有订阅任何角色。" in reply["text"]
-    assert bot.slack.count("users.info") == 0
+    _, chosen = bot.command("lang zh", user=ENGLISH)
+    assert "好的：prdigest 今后用中文和你交流。" in chosen["text"]
+    _, listed = bot.command("list", user=ENGLISH)
+    assert "你没有订阅任何角色。" in listed["text"]
+    _, back = bot.command("lang auto", user=ENGLISH)
+    assert "the language Slack shows you (en-US)" in back["text"]
+    assert bot.slack.count("users.info") == 1
 
 
 def test_without_a_locale_prdigest_language_decides(bot: Harness) -> None:
