@@ -139,6 +139,11 @@ class Settings(BaseSettings):
         default="",
         description="Slack user IDs (comma-separated) who may fix notes; empty: every member.",
     )
+    language: Literal["zh", "en", "both"] = Field(
+        default="both",
+        description="The channel digest's language, and a reader's when neither their "
+        "`/prdigest lang` nor Slack names one: zh, en, or both side by side.",
+    )
     log_level: str = Field(default="INFO", description="Python logging level.")
     log_format: Literal["text", "json"] = Field(
         default="text", description="Log lines as text, or one JSON object per line."
@@ -269,6 +274,14 @@ class Settings(BaseSettings):
     @classmethod
     def _known_database(cls, value: str) -> str:
         return check_database_url(value)
+
+    @field_validator("language", mode="before")
+    @classmethod
+    def _language(cls, value: Any) -> Any:
+        folded = value.strip().casefold() if isinstance(value, str) else value
+        if folded not in ("zh", "en", "both"):
+            raise ValueError("expected zh (Chinese), en (English) or both (the two side by side)")
+        return folded
 
     @field_validator("log_level")
     @classmethod

@@ -3,6 +3,6 @@ messages, posting them to channels with pacing, the DM fan-out to subscribers, a
 posted messages when a note's verdict or roles change (revisions).
 
 May import: `bot.domain`, `bot.config`, `bot.metrics`, `bot.services`, `bot.notes`,
-`bot.readers`, `bot.store`, `bot.render`, the Web API client `bot.slack.client` and
+`bot.readers`, `bot.store`, `bot.render`, `bot.i18n`, the Web API client `bot.slack.client` and
 `bot.ops.logs`; never the Bolt app, listeners or server, the rest of ops, or the CLI.
 """

@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.config import Settings
 from bot.delivery.dm_fanout import DmFanout
+from bot.delivery.languages import channel_texts, dm_texts, with_fresh_profiles
 from bot.delivery.pacing import RateController
 from bot.delivery.posting import (
     EVENT_TYPE,
@@ -31,6 +32,7 @@ from bot.delivery.posting import (
 )
 from bot.delivery.revisions import revised_payload, update_revised_messages
 from bot.domain import Role
+from bot.i18n.texts import Texts
 from bot.notes.digest import build_digest, week_label
 from bot.ops.logs import run_context
 from bot.readers.reading_list import ReadingPlan, ReadingSection
@@ -141,13 +143,14 @@ def _channel_planner(services: Services, channel: str, week: str) -> Planner:
         digest = build_digest(notes, services.taxonomy, week, addition)
         if digest.is_empty and (addition or not services.settings.post_empty):
             return None
-        parts = [PlannedPart("parent", "parent", channel, parent_message(digest))]
+        t = channel_texts(services.settings)
+        parts = [PlannedPart("parent", "parent", channel, parent_message(digest, t))]
         note_roles: dict[int, str] = {}
         note_parts: dict[int, str] = {}
         for section in digest.sections:
             slug = section.role.slug
             for index, message in enumerate(
-                role_messages(section, digest, services.taxonomy), start=1
+                role_messages(section, digest, services.taxonomy, t), start=1
             ):
                 name = f"role:{slug}:{index}"
                 parts.append(PlannedPart(name, "thread", channel, message))
@@ -159,7 +162,11 @@ def _channel_planner(services: Services, channel: str, week: str) -> Planner:
 
 
 def _dm_sections(
-    services: Services, sections: list[ReadingSection], links: dict[str, str], zone: ZoneInfo
+    services: Services,
+    sections: list[ReadingSection],
+    links: dict[str, str],
+    zone: ZoneInfo,
+    t: Texts,
 ) -> list[DmSection]:
     """A reader's chosen notes as DM headings, with links to the role threads."""
     out: list[DmSection] = []
@@ -169,12 +176,16 @@ def _dm_sections(
             link = links.get(section.role) or links.get("")
             out.append(DmSection(role, section.notes, link))
         elif section.kind == "watch":
-            out.append(DmSection(None, section.notes, None, heading=f"Watching: {section.query}"))
+            heading = t.gettext("Watching: {query}", query=section.query)
+            out.append(DmSection(None, section.notes, None, heading=heading))
         elif section.pause is not None:
             start = section.pause.started_at.astimezone(zone).date().isoformat()
             end = section.pause.until.astimezone(zone).date().isoformat()
             footer = (
-                f"{section.more} more from those weeks: `/prdigest week` shows any week"
+                t.gettext(
+                    "{count} more from those weeks: `/prdigest week` shows any week",
+                    count=section.more,
+                )
                 if section.more
                 else ""
             )
@@ -183,7 +194,9 @@ def _dm_sections(
                     None,
                     section.notes,
                     None,
-                    heading=f"While you were away ({start} – {end})",
+                    heading=t.gettext(
+                        "While you were away ({start} – {end})", start=start, end=end
+                    ),
                     footer=footer,
                 )
             )
@@ -212,11 +225,12 @@ def _plan_dm_messages(
     for reader in reading.readers:
         team_id, user_id = reader.key
         chosen = reading.sections(reader, already.get(reader.key, set()))
-        sections = _dm_sections(services, chosen, links, zone)
+        t = dm_texts(services, reader)
+        sections = _dm_sections(services, chosen, links, zone, t)
         if not sections:
             continue
         for index, message in enumerate(
-            dm_messages(run.week, run.addition, sections, services.taxonomy), start=1
+            dm_messages(run.week, run.addition, sections, services.taxonomy, t), start=1
         ):
             part = f"dm:{team_id}:{user_id}:{index}"
             parts.append(PlannedPart(part, "dm", user_id, message))
@@ -456,6 +470,10 @@ class _RunDelivery:
             self.ledger.plan_dms(self.run.id, self.owner, lambda _a: ([], []), [])
             return
         links = self.permalinks(self.ledger.parts(self.run.id))
+        # Each reader's language (Slack's locale, cached a day) before the plan is fixed.
+        reading.readers = with_fresh_profiles(
+            self.services, self.client, reading.readers, datetime.now(UTC)
+        )
 
         def plan(
             already: dict[tuple[str, str], set[int]],

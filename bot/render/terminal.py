@@ -11,6 +11,7 @@ from rich.text import Text
 
 from bot.classify.taxonomy import Taxonomy
 from bot.domain import Confidence, Digest, Note, Verdict
+from bot.i18n.texts import Language, texts_for
 
 VERDICT_STYLE = {
     Verdict.DEEP: "bold white on green",
@@ -20,7 +21,8 @@ VERDICT_STYLE = {
 
 
 def badge(verdict: Verdict) -> Text:
-    return Text(f" {verdict.badge} ", style=VERDICT_STYLE[verdict])
+    """The verdict in both languages: the terminal is the operators', whatever they read."""
+    return Text(f" {texts_for(Language.BOTH).verdict(verdict)} ", style=VERDICT_STYLE[verdict])
 
 
 def note_text(

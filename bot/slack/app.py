@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from http.client import HTTPException
 from typing import Any, ParamSpec, TypeVar
 
+import sqlalchemy as sa
 from slack_bolt import Ack, App, BoltContext, BoltRequest
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.context.respond import Respond
@@ -36,7 +37,9 @@ from slack_sdk.models.attachments import Attachment
 from slack_sdk.models.blocks import Block
 from slack_sdk.webhook import WebhookClient, WebhookResponse
 
-from bot.render.replies import failure_reply, store_unavailable_reply
+from bot.delivery.languages import cached_texts, channel_texts
+from bot.i18n.texts import Texts
+from bot.render.replies import Message, failure_reply, store_unavailable_reply
 from bot.services import Services
 from bot.slack.client import describe_reply_failure, is_unreachable, sdk_logger, unreachable_reason
 from bot.slack.listeners import actions, commands, corrections, events
@@ -357,7 +360,7 @@ def _failure_handler(services: Services, link: SlackLink, pool: ReplyPool) -> Ca
                 "a request found the store unavailable: %s",
                 describe_unavailable(error, services.settings.database_url),
             )
-            reply = store_unavailable_reply()
+            reply: Callable[[Texts], Message] = store_unavailable_reply
         elif is_unreachable(error):
             # Nobody to tell: the user's answer would take the same way.
             level = logging.WARNING if link.status == OK else logging.DEBUG
@@ -372,15 +375,32 @@ def _failure_handler(services: Services, link: SlackLink, pool: ReplyPool) -> Ca
         elif isinstance(error, SlackApiError):
             method = str(error.response.api_url).rsplit("/", 1)[-1]
             log.warning("Slack answered %s to %s", error.response.get("error"), method)
-            reply = failure_reply()
+            reply = failure_reply
         else:
             log.error("listener failed: %s", error, exc_info=error)
-            reply = failure_reply()
-        pool.submit(tell, reply, body, respond, client)
+            reply = failure_reply
+        pool.submit(tell, reply, reply is failure_reply, body, respond, client)
+
+    def language(body: dict[str, Any], ask_store: bool) -> Texts:
+        """The user's language as the store knows it; PRDIGEST_LANGUAGE when the store is
+        what failed, or cannot say."""
+        _channel, user = _channel_and_user(body)
+        team = body.get("team_id") or (body.get("team") or {}).get("id")
+        if ask_store and isinstance(team, str) and team and user:
+            try:
+                return cached_texts(services, team, user)
+            except sa.exc.SQLAlchemyError as exc:
+                log.debug("no language for the failure reply: %s", exc)
+        return channel_texts(services.settings)
 
     def tell(
-        reply: dict[str, Any], body: dict[str, Any], respond: Respond | None, client: WebClient
+        reply_in: Callable[[Texts], Message],
+        ask_store: bool,
+        body: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
     ) -> None:
+        reply = reply_in(language(body, ask_store))
         try:
             if respond is not None and respond.response_url:
                 respond(response_type="ephemeral", replace_original=False, **reply)

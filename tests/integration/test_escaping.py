@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.classify.taxonomy import load_taxonomy
+from bot.i18n.texts import Language, texts_for
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, header_block
 from bot.render.mrkdwn import ELLIPSIS, clip, escape, escaped, link
 from bot.render.replies import roles_reply
@@ -36,6 +37,8 @@ from tests.support.slackapp import TEAM, USER, Harness, start_harness
 HOSTILE = "<!channel> <@U123> <https://evil.example|click> AT&T <#C999> &lt;x&gt;"
 PINGS = ("<!channel>", "<@U123>", "<https://evil.example|click>", "<#C999>")
 PR_URL = "https://github.com/vllm-project/vllm/pull/"
+
+BOTH = texts_for(Language.BOTH)  # today's form: English, bilingual headings
 
 
 def hostile_roles_file(tmp_path: Path) -> Path:
@@ -303,5 +306,5 @@ def test_roles_of_a_large_taxonomy_are_paged_within_the_message_limits(
 
 def test_roles_page_past_the_end() -> None:
     taxonomy = load_taxonomy(None)
-    reply = roles_reply(taxonomy, offset=len(taxonomy.roles))
+    reply = roles_reply(taxonomy, BOTH, offset=len(taxonomy.roles))
     assert "No more roles" in reply["text"]

@@ -27,6 +27,7 @@ from pydantic import SecretStr
 from slack_bolt import App
 
 from bot.domain import MAX_NOTE_ID, Verdict
+from bot.i18n.texts import Language, texts_for
 from bot.render.blocks import (
     FIX_OPTION,
     MORE_ACTION_ID,
@@ -76,6 +77,8 @@ EDITOR = "U0EDITOR"
 _urls = itertools.count(1)
 _triggers = itertools.count(1)
 
+BOTH = texts_for(Language.BOTH)  # today's form: English, bilingual headings
+
 
 @dataclass
 class Bot:
@@ -111,11 +114,15 @@ class Bot:
         barrier.wait()
 
     def stored(self) -> dict[str, list[str]]:
-        """Every row of every table, as text: what "nothing changed" compares."""
+        """Every row of every table, as text: what "nothing changed" compares. Not the cache
+        of what Slack says of a user (reader_profiles): answering anyone in their language
+        may fill it, and it holds nothing a request asked for."""
         engine = self.services.store.engine
         out = {}
         with engine.connect() as conn:
             for table in sorted(sa.inspect(engine).get_table_names()):
+                if table == "reader_profiles":
+                    continue
                 rows = conn.execute(sa.text(f'SELECT * FROM "{table}"')).all()
                 out[table] = sorted(repr(tuple(row)) for row in rows)
         return out
@@ -198,7 +205,7 @@ def fix_values(roles: list[str], primary: str, verdict: str) -> dict[str, Any]:
 def fix_submission(bot: Bot, user: str, view: dict[str, Any] | None = None) -> dict[str, Any]:
     """A fix that changes the note (its verdict flips), as the modal submits it."""
     note = bot.services.store.get_notes([a_note_id(bot)])[0]
-    view = view or {**fix_modal(note, None, bot.services.taxonomy, "C123"), "id": "V0FIX"}
+    view = view or {**fix_modal(note, None, bot.services.taxonomy, "C123", BOTH), "id": "V0FIX"}
     verdict = Verdict.SKIP if note.verdict is not Verdict.SKIP else Verdict.DEEP
     values = fix_values(list(note.roles), note.primary_role, verdict.value)
     return payload_of(view_submission_body(view, values, user_id=user))

@@ -11,6 +11,8 @@ from slack_bolt import Ack, App
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
+from bot.delivery.languages import channel_texts, reader_texts
+from bot.i18n.texts import Texts
 from bot.notes.digest import now_utc
 from bot.readers import preferences
 from bot.render.blocks import (
@@ -44,6 +46,14 @@ def who_asks(body: dict[str, Any]) -> tuple[str | None, str | None]:
 def channel_of(body: dict[str, Any]) -> str | None:
     container = body.get("container") or {}
     return container.get("channel_id") or (body.get("channel") or {}).get("id")
+
+
+def clicker_texts(services: Services, client: WebClient, body: dict[str, Any]) -> Texts:
+    """The language of whoever clicked (after the acknowledgement: it may ask Slack)."""
+    team_id, user_id = who_asks(body)
+    if not team_id or not user_id:
+        return channel_texts(services.settings)
+    return reader_texts(services, client, team_id, user_id, now_utc())
 
 
 Listener = Callable[..., None]
@@ -87,8 +97,9 @@ def resume_button(services: Services) -> Listener:
         ack()
         team_id, user_id = who_asks(body)
         if team_id and user_id:
-            reply = preferences.resume(services, team_id, user_id, now_utc())
-            answer(services, body, respond, client, team_id, user_id, reply)
+            t = clicker_texts(services, client, body)
+            reply = preferences.resume(services, team_id, user_id, now_utc(), t)
+            answer(services, body, respond, client, team_id, user_id, reply, t)
 
     return on_resume
 
@@ -105,8 +116,9 @@ def unwatch_button(services: Services) -> Listener:
         team_id, user_id = who_asks(body)
         query = str(action.get("value") or "")
         if team_id and user_id and query:
-            reply = preferences.unwatch(services, team_id, user_id, query)
-            answer(services, body, respond, client, team_id, user_id, reply)
+            t = clicker_texts(services, client, body)
+            reply = preferences.unwatch(services, team_id, user_id, query, t)
+            answer(services, body, respond, client, team_id, user_id, reply, t)
 
     return on_unwatch
 
@@ -121,7 +133,8 @@ def more_button(services: Services) -> Listener:
     ) -> None:
         ack()
         _team, user_id = who_asks(body)
-        reply = more_page(services, str(action.get("value") or ""))
+        t = clicker_texts(services, client, body)
+        reply = more_page(services, str(action.get("value") or ""), t)
         if user_id:
             send_ephemeral(respond, client, channel_of(body), user_id, reply)
 
@@ -145,12 +158,17 @@ def change_subscription(
         return
     role = services.taxonomy.resolve(slug)
     in_home = (body.get("container") or {}).get("type") == "view"
+    t = clicker_texts(services, client, body)
     if role is None:
-        reply = error_reply(f"`{escaped(slug, 60)}` is no longer a role; nothing was changed.")
+        reply = error_reply(
+            t.gettext("`{role}` is no longer a role; nothing was changed.", role=escaped(slug, 60))
+        )
     else:
-        reply = change_subscriptions(services, team_id, user_id, [role.slug], subscribe=subscribe)
+        reply = change_subscriptions(
+            services, team_id, user_id, [role.slug], t, subscribe=subscribe
+        )
     if in_home:
-        view = app_home(services, team_id, user_id, now_utc())
+        view = app_home(services, team_id, user_id, now_utc(), t)
         client.views_publish(user_id=user_id, view=view)
         return
     channel = channel_of(body)
@@ -160,16 +178,16 @@ def change_subscription(
         send_ephemeral(respond, client, None, user_id, reply)
 
 
-def more_page(services: Services, value: str) -> Message:
+def more_page(services: Services, value: str, t: Texts) -> Message:
     """The next page a "More" button asks for, or why the button no longer works."""
     page = MorePage.decode(value)
     if page is None:
-        return error_reply("That button no longer works; run the command again.")
+        return error_reply(t.gettext("That button no longer works; run the command again."))
     if page.kind == MorePage.ROLES:
-        return roles_reply(services.taxonomy, page.offset)
+        return roles_reply(services.taxonomy, t, page.offset)
     if page.kind == MorePage.WEEK:
-        return week_page(services, page.query, page.offset)
-    return lookup_page(services, page.query, page.offset)
+        return week_page(services, page.query, page.offset, t)
+    return lookup_page(services, page.query, page.offset, t)
 
 
 def answer(
@@ -180,9 +198,11 @@ def answer(
     team_id: str,
     user_id: str,
     reply: dict[str, Any],
+    t: Texts,
 ) -> None:
     """From App Home: publish the view again; from a message: reply to the user."""
     if (body.get("container") or {}).get("type") == "view":
-        client.views_publish(user_id=user_id, view=app_home(services, team_id, user_id, now_utc()))
+        view = app_home(services, team_id, user_id, now_utc(), t)
+        client.views_publish(user_id=user_id, view=view)
     else:
         send_ephemeral(respond, client, channel_of(body), user_id, reply)
