@@ -159,8 +159,9 @@ def notes_digest(notes: Iterable[Labelled]) -> str:
     return digest.hexdigest()[:16]
 
 
-def current_outputs() -> Outputs:
-    """What the classifier of this checkout decides (about ten seconds)."""
+def current_outputs(held_out: bool = True) -> Outputs:
+    """What the classifier of this checkout decides (about ten seconds); `held_out=False`
+    leaves the held-out sets unread (tests never score them)."""
     taxonomy = load_taxonomy(None)
     classifier = build_classifier(taxonomy)
     sets: dict[str, SetOutputs] = {}
@@ -168,11 +169,11 @@ def current_outputs() -> Outputs:
         notes = load_set(name)
         got = (classifier.classify(n.title, n.paragraph) for n in notes)
         sets[name] = SetOutputs(notes_digest(notes), tuple(map(Decision.of, got)))
-    held_out = {
+    aggregates = {
         name: Aggregate.of(score(load_set(name), classifier.classify, taxonomy.slugs))
-        for name in HELD_OUT
+        for name in (HELD_OUT if held_out else ())
     }
-    return Outputs(CLASSIFIER_VERSION, classifier_fingerprint(taxonomy), sets, held_out)
+    return Outputs(CLASSIFIER_VERSION, classifier_fingerprint(taxonomy), sets, aggregates)
 
 
 def outputs_text(outputs: Outputs) -> str:
@@ -214,9 +215,9 @@ def read_outputs(path: Path = OUTPUTS) -> Outputs | None:
                 for name, a in body["held out"].items()
             },
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(
-            f"{path.name} is not a record of outputs ({exc!r}): {COMMAND} record"
+            f"{path} is not a record of outputs ({exc!r}): move it away to record afresh"
         ) from exc
 
 
@@ -317,8 +318,12 @@ def stale_inputs() -> list[str]:
 
 def record(path: Path = OUTPUTS) -> int:
     """`python -m bot.classify.train record`: write the current outputs, unless `refusal`."""
+    try:
+        recorded = read_outputs(path)
+    except ValueError as exc:
+        print(f"not recorded: {exc}")
+        return 1
     current = current_outputs()
-    recorded = read_outputs(path)
     if recorded is not None:
         why = refusal(Comparison(recorded, current), stale_inputs())
         if why is not None:
@@ -339,11 +344,15 @@ def record(path: Path = OUTPUTS) -> int:
 
 def diff(path: Path = OUTPUTS) -> int:
     """`python -m bot.classify.train diff`: print what differs from the record."""
-    current = current_outputs()
-    recorded = read_outputs(path)
+    try:
+        recorded = read_outputs(path)
+    except ValueError as exc:
+        print(exc)
+        return 1
     if recorded is None:
         print(f"nothing recorded at {path}: run `{COMMAND} record`")
         return 1
+    current = current_outputs()
     labels = {name: load_set(name) for name in current.sets}
     slugs = load_taxonomy(None).slugs
     for line in diff_lines(Comparison(recorded, current), labels, slugs, stale_inputs()):
@@ -356,9 +365,10 @@ def diff_lines(
     labels: Mapping[str, Sequence[Labelled]],
     slugs: tuple[str, ...],
     stale: Sequence[str] = (),
+    sets: tuple[Sequence[str], Sequence[str]] = (DEV_SETS, VALIDATION_SETS),
 ) -> list[str]:
-    """The report `diff` prints: development notes one by one, set by set; validation sets
-    in aggregate; the held-out aggregates once, at the end."""
+    """The report `diff` prints: the development sets' notes one by one, set by set; the
+    validation sets in aggregate; the held-out aggregates once, at the end."""
     recorded, current = comparison.recorded, comparison.current
     out = [
         f"recorded: classifier {recorded.version} ({recorded.fingerprint}); "
@@ -369,7 +379,7 @@ def diff_lines(
             f"the model files were fitted from other {', '.join(stale)}: retrain with "
             f"`{COMMAND}` before recording (below: today's rules with the shipped models)"
         )
-    for kind, names in (("development", DEV_SETS), ("validation", VALIDATION_SETS)):
+    for kind, names in zip(("development", "validation"), sets, strict=True):
         out.append("")
         out.append(
             f"{kind} sets" + (", note by note:" if kind == "development" else " (aggregate only):")
@@ -422,11 +432,12 @@ def diff_lines(
 
 def _note_lines(i: int, label: Labelled, before: Decision, now: Decision) -> list[str]:
     title = label.title if len(label.title) <= 70 else label.title[:69] + "…"
-    gold = ", ".join(sorted(label.roles))
-    told = "".join(f"; {r} {v}" for r, v in sorted(label.role_verdicts.items()))
-    others = f"; everyone else {label.others_verdict}" if label.others_verdict else ""
+    told = [f"{r} {v}" for r, v in sorted(label.role_verdicts.items())]
+    if label.others_verdict:
+        told.append(f"everyone else {label.others_verdict}")
+    gold = f"{', '.join(sorted(label.roles))}: {label.verdict}"
     return [
-        f"  #{i} {title!r} (labelled {label.verdict}{told}{others}; {gold})",
+        f"  #{i} {title!r} (labelled {'; '.join([gold, *told])})",
         *(f"      {change}" for change in before.changes(now)),
     ]
 
