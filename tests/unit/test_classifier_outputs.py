@@ -69,6 +69,17 @@ def _outputs(
     )
 
 
+def test_a_changed_decision_is_told_in_words() -> None:
+    told = Decision(("kernels",), "kernels", Verdict.DEEP, Confidence.HIGH, {"lora": Verdict.SKIP})
+    assert SPLIT.changes(told) == [
+        "roles kernels, moe-quant -> kernels",
+        "verdict skim (low) -> deep (high)",
+        "groups +lora skip, -moe-quant skip",
+        "excerpt",
+    ]
+    assert SPLIT.changes(SPLIT) == []
+
+
 def test_a_decision_is_one_line_and_reads_back() -> None:
     assert SPLIT.line() == "kernels,moe-quant|kernels|skim|low|moe-quant=skip|4e5f6a7b"
     assert Decision.parse(SPLIT.line()) == SPLIT
@@ -161,7 +172,7 @@ def test_diff_lists_development_notes_and_only_aggregates_of_the_others() -> Non
     assert "#1 'Split note' (labelled kernels: skim)" in text
     assert "roles kernels, moe-quant -> kernels" in text
     assert "verdict skim (low) -> deep (high)" in text
-    assert "groups moe-quant skip -> none" in text
+    assert "groups -moe-quant skip" in text
     assert "val1: 1 of 1 decided differently" in text
     assert "A validation note" not in text  # validation notes are never shown one by one
     held_out = [line for line in lines if line.startswith("| unseen_v6 |")]

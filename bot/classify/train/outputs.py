@@ -100,7 +100,7 @@ class Decision:
         if (self.verdict, self.verdict_confidence) != (now.verdict, now.verdict_confidence):
             found.append(f"verdict {_verdict(self)} -> {_verdict(now)}")
         if self.role_verdicts != now.role_verdicts:
-            found.append(f"groups {_groups(self)} -> {_groups(now)}")
+            found.append(f"groups {_groups(self.role_verdicts, now.role_verdicts)}")
         if self.excerpt != now.excerpt:
             found.append("excerpt")
         return found
@@ -110,8 +110,18 @@ def _verdict(d: Decision) -> str:
     return f"{d.verdict.value} ({d.verdict_confidence.value})"
 
 
-def _groups(d: Decision) -> str:
-    return ", ".join(f"{r} {v.value}" for r, v in d.role_verdicts.items()) or "none"
+def _groups(before: Mapping[str, Verdict], now: Mapping[str, Verdict]) -> str:
+    """The groups told a verdict of their own that changed: "+lora skip, kernels skim -> deep"."""
+    found: list[str] = []
+    for role in sorted(before.keys() | now.keys()):
+        was, is_ = before.get(role), now.get(role)
+        if was is None and is_ is not None:
+            found.append(f"+{role} {is_.value}")
+        elif is_ is None and was is not None:
+            found.append(f"-{role} {was.value}")
+        elif was is not None and is_ is not None and was is not is_:
+            found.append(f"{role} {was.value} -> {is_.value}")
+    return ", ".join(found)
 
 
 @dataclass(frozen=True)
@@ -435,7 +445,7 @@ def _note_lines(i: int, label: Labelled, before: Decision, now: Decision) -> lis
     told = [f"{r} {v}" for r, v in sorted(label.role_verdicts.items())]
     if label.others_verdict:
         told.append(f"everyone else {label.others_verdict}")
-    gold = f"{', '.join(sorted(label.roles))}: {label.verdict}"
+    gold = f"{', '.join(sorted(label.roles))}: {label.verdict}" if label.roles else label.verdict
     return [
         f"  #{i} {title!r} (labelled {'; '.join([gold, *told])})",
         *(f"      {change}" for change in before.changes(now)),
