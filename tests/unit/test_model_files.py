@@ -6,24 +6,30 @@ model and compares the bytes (tests/slow/test_training.py)."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import subprocess
 import sys
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 
-from bot.classify.models import model_text
+from bot.classify.models import VerdictModel, model_text
+from bot.classify.train import check, manifest_change, trained
 from bot.classify.train.inputs import training_settings
 from bot.classify.train.model_files import (
     MANIFEST,
     NUMERICS,
     PINNED_BLAS,
     TOOLCHAIN,
+    VERDICT_CLASSES,
     agreement,
+    model_json,
     read_manifest,
+    softmax_predictions,
     text_digest,
     write_file,
 )
@@ -134,3 +140,35 @@ def test_agreement_counts_every_flipped_decision() -> None:
     assert agreement(a, nudged).flipped == 0 and agreement(a, nudged).mean_shift > 0.02
     with pytest.raises(ValueError, match="different examples"):
         agreement(a, a[1:])
+
+
+def test_check_names_each_file_that_differs_and_counts_its_decisions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No tolerance: a file is as shipped only with exactly the text training would write."""
+    model = VerdictModel(VERDICT_CLASSES, (0.0, 0.0, 0.0), {"a": (1.0, 0.0, 0.0)})
+    rows = [{"a": 1.0}, {"b": 1.0}, {"a": 0.5}]
+
+    def on_rows(m: VerdictModel) -> list[tuple[float, ...]]:
+        return softmax_predictions(m, rows)
+
+    same, moved, missing = tmp_path / "same.json", tmp_path / "moved.json.gz", tmp_path / "x.json"
+    write_file(same, model_json(model))
+    write_file(moved, model_json(replace(model, intercept=(0.0, 0.7, 0.0))))
+    files = [trained(p, model, VerdictModel.from_json, on_rows) for p in (same, moved, missing)]
+    assert check(files[:1]) == 0
+    assert check(files) == 1
+    out = capsys.readouterr()
+    assert "same.json: as shipped" in out.out
+    assert "moved.json.gz: differs: 2 of 3 decisions differ" in out.out
+    assert "x.json: differs: missing" in out.out
+    assert "stale: moved.json.gz, x.json; run `python -m bot.classify.train`" in out.err
+    write_file(moved, model_json(replace(model, intercept=(0.0, 0.0, 1e-4))))
+    assert check(files[1:2]) == 1, "a change in the last digit is a difference"
+
+
+def test_a_changed_manifest_says_which_of_its_entries_differ() -> None:
+    now = json.dumps({"fitted from": {"rule data": "a", "features": "b"}, "toolchain": {}})
+    was = json.dumps({"fitted from": {"rule data": "c", "features": "b"}, "toolchain": {}})
+    assert manifest_change(now)(was) == "fitted from: rule data"
+    assert manifest_change(now)(json.dumps({"toolchain": {}})) == "fitted from"

@@ -43,6 +43,7 @@ from bot.classify.taxonomy import load_taxonomy
 from bot.classify.train import audiences, blend, inputs, outputs, roles, verdicts
 from bot.classify.train.labelled import development_notes
 from bot.classify.train.model_files import (
+    COMMAND,
     MANIFEST,
     PINNED_BLAS,
     agreement,
@@ -53,9 +54,6 @@ from bot.classify.train.model_files import (
     softmax_predictions,
     write_file,
 )
-
-COMMAND = "python -m bot.classify.train"
-
 
 M = TypeVar("M", bound=RoleModel | VerdictWeights)
 
@@ -85,7 +83,7 @@ def trained(
     return Trained(path, model_json(model), differing)
 
 
-def train_all() -> tuple[list[Trained], str]:
+def train_all() -> list[Trained]:
     """Fit every model; return each model file and the manifest, as training writes them."""
     notes = development_notes()
     slugs = load_taxonomy(None).slugs
@@ -137,7 +135,7 @@ def train_all() -> tuple[list[Trained], str]:
         inputs.training_settings(),
         blas,
     )
-    return files, manifest
+    return [*files, Trained(MANIFEST, manifest, manifest_change(manifest))]
 
 
 def _on(rows: list[dict[str, float]]) -> Callable[[VerdictWeights], list[tuple[float, ...]]]:
@@ -149,52 +147,53 @@ def _done(what: str, weights: dict[str, tuple[float, ...]], started: float) -> N
     print(f"fitted the {what}: {len(weights):,} features, {time.monotonic() - started:.0f} s")
 
 
-def write(files: list[Trained], manifest: str) -> int:
+def write(files: list[Trained]) -> int:
     """Write every file whose text changed; leave the others byte for byte as they are."""
-    for path, text in [*((t.path, t.text) for t in files), (MANIFEST, manifest)]:
-        print(f"{path.name}: {'written' if write_file(path, text) else 'unchanged'}")
+    for entry in files:
+        print(
+            f"{entry.path.name}: {'written' if write_file(entry.path, entry.text) else 'unchanged'}"
+        )
     return 0
 
 
-def check(files: list[Trained], manifest: str) -> int:
-    """Exit 1 unless every shipped file holds exactly what training would write."""
+def check(files: list[Trained]) -> int:
+    """Exit 1 unless every file holds exactly the text training would write; say how the
+    others differ."""
     stale: list[str] = []
-    for trained in files:
-        shipped = shipped_text(trained.path)
-        if shipped == trained.text:
-            print(f"{trained.path.name}: as shipped")
+    for entry in files:
+        found = shipped_text(entry.path)
+        if found == entry.text:
+            print(f"{entry.path.name}: as shipped")
             continue
-        stale.append(trained.path.name)
-        why = "missing" if shipped is None else trained.differing(shipped)
-        print(f"{trained.path.name}: differs: {why}")
-    shipped_manifest = shipped_text(MANIFEST)
-    if shipped_manifest == manifest:
-        print(f"{MANIFEST.name}: as shipped")
-    else:
-        stale.append(MANIFEST.name)
-        print(f"{MANIFEST.name}: differs: {_manifest_change(shipped_manifest, manifest)}")
+        stale.append(entry.path.name)
+        print(
+            f"{entry.path.name}: differs: {'missing' if found is None else entry.differing(found)}"
+        )
     if stale:
         print(f"stale: {', '.join(stale)}; run `{COMMAND}`", file=sys.stderr)
         return 1
     return 0
 
 
-def _manifest_change(shipped: str | None, now: str) -> str:
-    """Which entries of the manifest differ ("fitted from: rule data, rules' readings")."""
-    if shipped is None:
-        return "missing"
-    old, new = json.loads(shipped), json.loads(now)
-    parts: list[str] = []
-    for key in sorted(old.keys() | new.keys()):
-        a, b = old.get(key), new.get(key)
-        if a == b:
-            continue
-        if isinstance(a, dict) and isinstance(b, dict):
-            inner = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-            parts.append(f"{key}: {', '.join(inner)}")
-        else:
-            parts.append(key)
-    return "; ".join(parts) or "formatting"
+def manifest_change(now: str) -> Callable[[str], str]:
+    """How another text of the manifest differs from `now`: which entries, and within one
+    which parts ("fitted from: rule data, rules' readings")."""
+
+    def change(other: str) -> str:
+        old, new = json.loads(other), json.loads(now)
+        parts: list[str] = []
+        for key in sorted(old.keys() | new.keys()):
+            a, b = old.get(key), new.get(key)
+            if a == b:
+                continue
+            if isinstance(a, dict) and isinstance(b, dict):
+                inner = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+                parts.append(f"{key}: {', '.join(inner)}")
+            else:
+                parts.append(key)
+        return "; ".join(parts) or "formatting"
+
+    return change
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "record":
         return outputs.record(args.outputs)
     started = time.monotonic()
-    files, manifest = train_all()
-    done = check(files, manifest) if args.check else write(files, manifest)
+    files = train_all()
+    done = check(files) if args.check else write(files)
     print(f"trained in {time.monotonic() - started:.0f} s")
     return done

@@ -40,6 +40,7 @@ def model_json(model: RoleModel | VerdictWeights) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+COMMAND = "python -m bot.classify.train"  # the entry point that trains and records
 MANIFEST = Path(__file__).resolve().parent.parent / "data" / "training.json"
 TOOLCHAIN = ("scikit-learn", "numpy", "scipy")
 

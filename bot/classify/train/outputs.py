@@ -37,13 +37,12 @@ from bot.classify.train.labelled import (
     Labelled,
     load_set,
 )
-from bot.classify.train.model_files import read_manifest
+from bot.classify.train.model_files import COMMAND, read_manifest
 from bot.classify.train.scores import SetScore, score, score_readings
 from bot.domain import Classification, Confidence, Verdict
 
 OUTPUTS = FIXTURES / "classifier_outputs.json"
 HELD_OUT = (*UNSEEN, *RETIRED)
-COMMAND = "python -m bot.classify.train"
 VERSION_AT = "CLASSIFIER_VERSION in bot/classify/pipeline.py"
 
 
