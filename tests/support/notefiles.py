@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.classify.taxonomy import load_taxonomy
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
@@ -12,15 +14,5 @@ def seed_files() -> list[Path]:
     return sorted(FIXTURES.glob("0*.txt"))
 
 
-# The nine default reader roles, in taxonomy order.
-ROLE_SLUGS = (
-    "release-infra",
-    "moe-quant",
-    "multimodal",
-    "kv-cache",
-    "spec-decode",
-    "kernels",
-    "models",
-    "frontend",
-    "hardware",
-)
+# The default reader roles, in taxonomy order (bot/classify/data/roles.toml).
+ROLE_SLUGS = load_taxonomy().slugs
