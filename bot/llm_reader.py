@@ -741,6 +741,12 @@ def _complete(client: OpenAI, body: dict[str, Any], timeout: float) -> str | Non
             f"http_{exc.status_code}",
             f"answered HTTP {exc.status_code} ({_first_line(exc)[:120]})",
         ) from None
+    return completion_text(bytes(raw))
+
+
+def completion_text(raw: bytes) -> str | None:
+    """The answer text in a response body (at most BODY_BYTES_MAX bytes); InvalidAnswer
+    when the body is not a chat completion or its answer was cut off."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

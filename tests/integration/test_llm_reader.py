@@ -3,6 +3,7 @@ tests/support/fakellm.py, through the real CLI and store, on SQLite and PostgreS
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import socket
@@ -21,6 +22,7 @@ from bot.cli.app import app
 from bot.domain import Classification, Confidence, Note, Verdict
 from bot.llm_reader import (
     ANSWER_TOKENS,
+    BODY_BYTES_MAX,
     GROUPS_PLAUSIBLE,
     INVALID_TRIP,
     ROLES_PLAUSIBLE,
@@ -28,6 +30,7 @@ from bot.llm_reader import (
     Reading,
     apply_reading,
     build_reader,
+    completion_text,
     implausible,
     parse_answer,
     prompt_version,
@@ -101,6 +104,7 @@ def seed_notes() -> list[tuple[str, str]]:
     return [(n.title, n.paragraph) for p in seed_files() for n in parse_note_file(p)]
 
 
+@functools.cache
 def local_readings() -> dict[str, Classification]:
     classifier = build_classifier(load_taxonomy(None))
     return {t: classifier.classify(t, p) for t, p in seed_notes()}
@@ -235,7 +239,7 @@ BAD_ANSWERS: dict[str, tuple[Reply, str]] = {
     ),
     "`[` repeated to 2 MB by a server ignoring max_tokens": (
         Reply(content="[" * 2_000_000),
-        "a body longer than 262,144 bytes",
+        f"a body longer than {BODY_BYTES_MAX:,} bytes",
     ),
     "a body nested 100,000 deep": (
         Reply(garbage=b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
@@ -283,20 +287,23 @@ BAD_ANSWERS: dict[str, tuple[Reply, str]] = {
 }
 
 
-# The shapes refused from the answer's text (the others are refused from the whole body).
-IN_THE_TEXT = [
-    shape
-    for shape, (reply, why) in BAD_ANSWERS.items()
-    if reply.garbage is None and reply.finish_reason == "stop" and not why.startswith("a body")
-]
+def body_of(reply: Reply) -> bytes:
+    """The response body the fake server sends for `reply`."""
+    if reply.garbage is not None:
+        return reply.garbage
+    content = reply.content if reply.content is not None else json.dumps(reply.reading)
+    return completion(content, reply.finish_reason)
 
 
-@pytest.mark.parametrize("shape", IN_THE_TEXT)
+@pytest.mark.parametrize(
+    # (a longer body is not read to its end: the server test below)
+    "shape",
+    [shape for shape, (reply, _) in BAD_ANSWERS.items() if len(body_of(reply)) <= BODY_BYTES_MAX],
+)
 def test_an_answer_that_is_not_a_reading_is_refused(shape: str) -> None:
     reply, why = BAD_ANSWERS[shape]
-    content = reply.content if reply.content is not None else json.dumps(reply.reading)
     with pytest.raises(InvalidAnswer, match=re.escape(why)):
-        parse_answer(content, load_taxonomy(None))
+        parse_answer(completion_text(body_of(reply)), load_taxonomy(None))
 
 
 def test_a_reading_in_a_fence_or_after_thinking_is_read() -> None:
@@ -343,9 +350,14 @@ def test_bad_answers_keep_the_local_reading_of_their_notes(
 MODEL_WORDS = ("gpu-folks", "must-read", "nobody", "confidence", "It works", "I would say", "很长")
 
 
-def first_file() -> tuple[Path, list[tuple[str, str]]]:
-    path = seed_files()[0]
-    return path, [(n.title, n.paragraph) for n in parse_note_file(path)]
+def two_notes(folder: Path) -> tuple[Path, str]:
+    """A note file holding the first two sample notes, and the second one's title."""
+    notes = seed_notes()[:2]
+    path = folder / "two.txt"
+    path.write_text(
+        "vllm-project/vllm\n\n" + "".join(f"{t}\n\n{p}\n\n" for t, p in notes), encoding="utf-8"
+    )
+    return path, notes[1][0]
 
 
 def answer_one_note(llm: FakeLLM, title: str, reply: Reply, others: Reply = KERNELS_DEEP) -> None:
@@ -368,22 +380,51 @@ def assert_kept_the_classifier(notes: list[Note], titles: set[str]) -> None:
             assert note.read_by == "llm:test-model" and note.roles == ("kernels",)
 
 
-@pytest.mark.parametrize("shape", list(BAD_ANSWERS))
+# One shape of each way an answer is refused, sent by the fake server (all of BAD_ANSWERS
+# are refused above, from the bodies it would send).
+ON_THE_WIRE = [
+    "nested 100,000 deep",
+    "nested 5,000 deep, within the size bound",
+    "`[` repeated until the token limit",
+    "`[` repeated to 2 MB by a server ignoring max_tokens",
+    "a body nested 100,000 deep",
+    "unterminated",
+    "roles as a string",
+    "empty",
+    "not JSON",
+    "a JSON string",
+    "unknown role",
+    "bad verdict word",
+    "extra keys",
+    "NaN",
+    "duplicate keys",
+    "a body that is HTML",
+    "a body that is not a chat completion",
+    "content that is not text",
+    "a body that is not UTF-8",
+]
+
+
+@pytest.mark.parametrize("shape", ON_THE_WIRE)
 def test_any_answer_is_one_counted_outcome_and_ingest_goes_on(
-    shape: str, env: Path, db_url: str, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+    shape: str,
+    env: Path,
+    db_url: str,
+    llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     reply, why = BAD_ANSWERS[shape]
-    path, notes = first_file()
-    odd = notes[2][0]
+    path, odd = two_notes(tmp_path)
     answer_one_note(llm, odd, reply)
     use(monkeypatch, llm.url, reads="all")
     code, out, err = run("ingest", str(path))
-    assert code == 0 and f"{len(notes)} new" in out, out + err
+    assert code == 0 and "2 new" in out, out + err
     assert "Traceback" not in out + err
-    assert llm.count() == len(notes)
+    assert llm.count() == 2
     assert (
-        f"llm:test-model: {len(notes) - 1} read, 0 from earlier readings, 1 kept the "
-        "classifier's reading (1 invalid answer)"
+        "llm:test-model: 1 read, 0 from earlier readings, 1 kept the classifier's reading "
+        "(1 invalid answer)"
     ) in err
     lines = url_lines(err)
     assert len(lines) == 1 and "gave 1 invalid answer (first: " in lines[0] and why in lines[0]

@@ -78,7 +78,10 @@ class FakeLLM:
         self._release = threading.Event()  # set on exit: delayed replies end at once
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # polled often, so that leaving the fake takes milliseconds, not half a second
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:
