@@ -57,8 +57,9 @@ PLACEHOLDER_KEY = "EMPTY"  # what vLLM's own examples send when the server wants
 EXAMPLES_MAX = 8  # editor fixes shown to the model as examples
 EXAMPLE_EXCERPT = 200  # characters of a fixed note's paragraph in an example
 # A note is clipped before it is sent: about twice the longest title (196 characters) and
-# paragraph (975) of the labelled sets, so no note written as notes are cuts short, while
-# a pasted log cannot fill the model's context (the server would refuse the request).
+# paragraph (975) of the labelled sets, so a note as people write them is sent whole, while
+# a pasted log (the note parser allows 10,000 characters a block) cannot crowd the model's
+# context or make the server refuse the request.
 TITLE_MAX = 400
 PARAGRAPH_MAX = 2000
 REASON_MAX = 300
