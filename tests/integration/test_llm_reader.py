@@ -8,8 +8,9 @@ import json
 import re
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -491,13 +492,11 @@ OBEYED = {
 REFUSED_FOR = {"every role": "9 roles for one note", "every group": "for 8 groups"}
 
 
-def obedient(shape: str) -> object:
+def obedient(shape: str) -> Callable[[dict[str, Any]], Reply]:
     """A model that does what any message it is sent tells it to."""
 
-    def answer(body: dict[str, object]) -> Reply:
-        messages = body["messages"]
-        assert isinstance(messages, list)
-        if any(INJECTION in m["content"].lower() for m in messages):
+    def answer(body: dict[str, Any]) -> Reply:
+        if any(INJECTION in m["content"].lower() for m in body["messages"]):
             return Reply(reading=OBEYED[shape])
         return KERNELS_DEEP
 
@@ -509,7 +508,7 @@ def test_a_model_that_obeys_a_note_is_refused_and_counted(
     shape: str, env: Path, db_url: str, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (env / "005_injected.txt").write_text(INJECTED_NOTE, encoding="utf-8")
-    llm.answer = obedient(shape)  # type: ignore[assignment]
+    llm.answer = obedient(shape)
     use(monkeypatch, llm.url, reads="all")
     code, out, err = run("ingest")
     assert code == 0 and "33 new" in out and "Traceback" not in out + err
