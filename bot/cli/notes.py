@@ -87,8 +87,8 @@ def ingest(
         say(str(error), logging.ERROR, "[red]error[/red] ")
     if samples:
         say(
-            f"{_file_list('these are', samples)}: the sample notes bundled with prdigest, "
-            "not your team's; `post` and `serve` never post them, `prdigest remove-samples` "
+            f"{len(samples)} of the files read are the sample notes bundled with prdigest, "
+            "not your team's: `post` and `serve` never post them; `prdigest remove-samples` "
             "removes them",
             logging.WARNING,
             "[yellow]samples:[/yellow] ",
