@@ -43,8 +43,8 @@ def serve(
 ) -> None:
     """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PRDIGEST_PORT.
 
-    Needs the team's notes folder PRDIGEST_DIGESTS_DIR (the weekly digest ingests it first;
-    the bundled sample notes are refused).
+    With the schedule it needs the team's notes folder PRDIGEST_DIGESTS_DIR (the weekly
+    digest ingests it first; the bundled sample notes are refused).
 
     HTTP mode serves POST /slack/events, GET /healthz and GET /metrics; PRDIGEST_METRICS_PORT
     serves the last two on a port of their own (in Socket Mode too). The weekly digest
@@ -56,7 +56,8 @@ def serve(
 
     settings = settings_or_exit()
     _require_slack_settings(settings)
-    _require_notes_folder(settings)
+    if not no_scheduler:
+        _require_notes_folder(settings)
     root = logging.getLogger()
     if root.level > logging.getLevelName(settings.log_level):
         root.setLevel(settings.log_level)
