@@ -343,8 +343,10 @@ def lookup(services: Services, text: str, limit: int = 10, offset: int = 0) -> L
         suggestions = tuple(services.taxonomy.suggest(query.text))
         if not suggestions:
             # Each word alone: "kernal fusion" is close to `kernels`.
-            close = [r for word in query.text.split() for r in services.taxonomy.suggest(word)]
-            suggestions = tuple(dict.fromkeys(close))[:3]
+            close = {
+                r.slug: r for word in query.text.split() for r in services.taxonomy.suggest(word)
+            }
+            suggestions = tuple(close.values())[:3]
     return LookupResult(query, page, offset, suggestions)
 
 

@@ -104,6 +104,9 @@ def test_a_lookup_without_a_hit_says_so_and_names_the_closest_roles(env: Path) -
     )
     code, out, _ = run("lookup", "quantisatoin")
     assert "Closest roles: moe-quant" in out
+    # No role is named like the whole query: the closest to each of its words.
+    code, out, _ = run("lookup", "zzqqxx", "kernal", "wwyyvv")
+    assert code == 0 and "Closestroles:kernels(" in squashed(out)
     code, out, _ = run("lookup", "zzqqxx")
     assert squashed(out) == squashed(
         "No note matches free text `zzqqxx`. No role has a similar name: `prdigest roles` "
