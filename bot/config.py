@@ -104,7 +104,11 @@ class Settings(BaseSettings):
         default="sqlite:///prdigest.db",
         description="SQLAlchemy URL; postgresql+psycopg://user@host/db for PostgreSQL.",
     )
-    digests_dir: Path = Field(default=Path("digests"), description="Folder of note files.")
+    digests_dir: Path | None = Field(
+        default=None,
+        description="The team's folder of note files; no default (`post`, `serve` and `ingest` "
+        "without a path need it; the bundled sample notes are refused).",
+    )
     roles_file: Path | None = Field(
         default=None, description="TOML file that extends or replaces the role taxonomy."
     )
@@ -256,6 +260,13 @@ class Settings(BaseSettings):
                 "name the model the server at PRDIGEST_LLM_URL serves (e.g. Qwen/Qwen3-8B)"
             )
         return model
+
+    @field_validator("digests_dir", mode="before")
+    @classmethod
+    def _unset_when_empty(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
 
     @field_validator("channel")
     @classmethod

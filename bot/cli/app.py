@@ -64,6 +64,7 @@ def build_app() -> typer.Typer:
     app.command()(fixes.fix)
     app.command()(fixes.reclassify)
     app.command()(notes.roles)
+    app.command("remove-samples")(notes.remove_samples)
     app.command()(digests.preview)
     app.command()(digests.post)
     app.command()(serve.serve)

@@ -43,6 +43,9 @@ def serve(
 ) -> None:
     """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PRDIGEST_PORT.
 
+    With the schedule it needs the team's notes folder PRDIGEST_DIGESTS_DIR (the weekly
+    digest ingests it first; the bundled sample notes are refused).
+
     HTTP mode serves POST /slack/events, GET /healthz and GET /metrics; PRDIGEST_METRICS_PORT
     serves the last two on a port of their own (in Socket Mode too). The weekly digest
     schedule runs in the same process unless --no-scheduler. Stops cleanly on SIGTERM or
@@ -53,6 +56,8 @@ def serve(
 
     settings = settings_or_exit()
     _require_slack_settings(settings)
+    if not no_scheduler:
+        _require_notes_folder(settings)
     root = logging.getLogger()
     if root.level > logging.getLevelName(settings.log_level):
         root.setLevel(settings.log_level)
@@ -78,6 +83,18 @@ def _require_slack_settings(settings: Settings) -> None:
             "SLACK_SIGNING_SECRET for Socket Mode); see 'Slack app setup' in deploy/README.md. "
             "To try the bot without Slack, run `prdigest preview`."
         )
+
+
+def _require_notes_folder(settings: Settings) -> None:
+    """The scheduled digest ingests the team's notes folder: it must be set, and never be
+    the bundled sample notes (an empty folder is fine: notes may reach the store by
+    `prdigest ingest` elsewhere)."""
+    from bot.notes.sample_notes import NotesFolderError, team_notes_dir
+
+    try:
+        team_notes_dir(settings.digests_dir)
+    except NotesFolderError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _serve_until_shutdown(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from tests.support.fakeslack import (
     payload_markup_problems,
     validate_blocks,
 )
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 from tests.support.slackapp import TEAM, USER, Harness, start_harness
 
 HOSTILE = "<!channel> <@U123> <https://evil.example|click> AT&T <#C999> &lt;x&gt;"
@@ -177,8 +176,7 @@ def hostile_bot(services: Services, slack: FakeSlack, tmp_path: Path) -> Iterato
     folder = tmp_path / "hostile"
     folder.mkdir()
     write_hostile_notes(folder)
-    for path in seed_files():
-        shutil.copy(path, folder / path.name)
+    write_team_notes(folder)
     harness = start_harness(services, slack, ingest=False)
     ingest_paths(services, [folder])
     try:

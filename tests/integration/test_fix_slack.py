@@ -24,7 +24,7 @@ from bot.slack.app import build_app
 from bot.slack.client import build_web_client
 from bot.slack.server import SocketModeConnection
 from tests.support.fakeslack import FakeSlack, validate_blocks
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import seed_files, write_team_notes
 from tests.support.slackapp import TEAM, TOKEN, Harness, start_harness
 from tests.support.slacksign import block_actions_body, view_submission_body
 from tests.support.socketslack import SocketSlack
@@ -40,8 +40,8 @@ REVISED_MARK_BOTH = revised_mark(BOTH)
 
 @pytest.fixture
 def bot(services: Services, slack: FakeSlack, tmp_path: Path) -> Iterator[Harness]:
-    for path in seed_files():
-        (services.settings.digests_dir / path.name).write_bytes(path.read_bytes())
+    assert services.settings.digests_dir is not None
+    write_team_notes(services.settings.digests_dir)
     services.settings = services.settings.model_copy(
         update={
             "channel": DIGEST_CHANNEL,

@@ -57,7 +57,7 @@ from bot.slack.server import (
 )
 from bot.slack.slack_link import OK, SlackLink
 from tests.support.fakeslack import FakeSlack
-from tests.support.notefiles import FIXTURES, seed_files
+from tests.support.notefiles import FIXTURES, seed_files, team_note_files
 from tests.support.process import local_request
 from tests.support.slacksign import (
     block_actions_body,
@@ -130,7 +130,7 @@ class Bot:
 
 @pytest.fixture
 def bot(services: Services, slack: FakeSlack) -> Iterator[Bot]:
-    ingest_paths(services, seed_files())
+    ingest_paths(services, team_note_files())
     services.settings = services.settings.model_copy(
         update={
             "channel": DIGEST_CHANNEL,
