@@ -259,7 +259,7 @@ def deploy_texts() -> dict[str, str]:
     return {
         str(p.relative_to(ROOT)): p.read_text()
         for p in sorted(DEPLOY.rglob("*"))
-        if p.is_file() and p.name != "slack-app-manifest.yaml"
+        if p.is_file() and p.name != "slack-app-manifest.yaml" and p.suffix != ".png"
     }
 
 
