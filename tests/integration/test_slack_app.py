@@ -360,7 +360,11 @@ def test_slack_worked_example_through_running_app(services: Services, slack: Fak
         settings = services.settings.model_copy(update={"slack_api_url": slack.api_url})
         client = build_web_client(settings, token=TOKEN)
         app = build_app(services, client, signing_secret=SLACK_EXAMPLE_SECRET, socket_mode=False)
-        harness.server = serve_in_thread(make_wsgi_app(app, HealthCheck(services.store, client)))
+        harness.server = serve_in_thread(
+            make_wsgi_app(
+                app, HealthCheck(services.store, client), signing_secret=SLACK_EXAMPLE_SECRET
+            )
+        )
         old = {
             "X-Slack-Request-Timestamp": SLACK_EXAMPLE_TS,
             "X-Slack-Signature": SLACK_EXAMPLE_SIG,
