@@ -7,10 +7,11 @@ for a logged exception. Python warnings are logged too, so every line is one obj
 Logs are for operators, and whoever reads them must not be able to act as the app: Slack's
 libraries (Bolt and slack_sdk) write request bodies, response_urls and Socket Mode envelopes
 at INFO and DEBUG, so they are heard at WARNING and above whatever the level (`KeepSecrets`
-holds every handler to that, whichever logger the line came through), a dump of a body or a
-payload in one of their lines is cut, and every line is cleared of Slack tokens, Slack's
-hook URLs (a response_url lets anyone answer as the app) and the values of the secret
-settings. A refused request is logged by prdigest itself, in one line without its content.
+holds every handler to that, whichever logger the line came through), in one line each, a
+dump of a body or a payload in one of their lines cut; and every line is cleared of Slack
+tokens, Slack's hook URLs (a response_url lets anyone answer as the app) and the values of
+the secret settings. A refused request is logged by prdigest itself, in one line without its
+content.
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ def secret_values(settings: Settings) -> list[str]:
 
 class KeepSecrets(logging.Filter):
     """A handler's filter: what reaches the log holds no token, hook URL or secret value, and
-    Slack's libraries are heard only at WARNING and above, without the bodies they dump.
+    Slack's libraries are heard only at WARNING and above, without the bodies they dump, in
+    one line each (with their tracebacks only while the root logger is at DEBUG).
 
     On the handler, not on a logger: Bolt makes loggers of its own (one per class and per
     listener, some of them set to the root's level), and a handler sees every line that
@@ -157,11 +159,18 @@ class KeepSecrets(logging.Filter):
         self.library_dirs = tuple(_package_dir(name) for name in SLACK_LIBRARIES)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from_library = self.from_slack_library(record)
-        if from_library and record.levelno < SLACK_LIBRARY_LEVEL:
-            return False
         message = record.getMessage()
-        kept = self.redact(_DUMP.sub(r"\1: (not logged)", message) if from_library else message)
+        kept = message
+        if self.from_slack_library(record):
+            if record.levelno < SLACK_LIBRARY_LEVEL:
+                return False
+            kept = _DUMP.sub(r"\1: (not logged)", message)
+            if not logging.getLogger().isEnabledFor(logging.DEBUG):
+                # One line, as every line of ours: the first holds what happened (with the
+                # error's text), the rest is advice to Bolt's developers or a traceback.
+                kept = kept.split("\n", 1)[0]
+                record.exc_info = record.exc_text = None
+        kept = self.redact(kept)
         if kept != message:
             record.msg, record.args = kept, None
         if record.exc_info:
