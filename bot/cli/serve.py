@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
     from bot.ops.prometheus import PrometheusMetrics
     from bot.slack.server import (
-        HealthCheck,
         RunningServer,
         ShutdownSignal,
         SocketModeConnection,
@@ -109,7 +108,7 @@ def _serve_until_shutdown(
     from bot.ops.prometheus import measure_store
     from bot.slack.app import build_app
     from bot.slack.client import build_web_client
-    from bot.slack.server import HealthCheck, make_ops_app
+    from bot.slack.server import HealthCheck, make_ops_app, make_wsgi_app
     from bot.slack.slack_link import SlackLink
 
     settings = services.settings
@@ -119,10 +118,12 @@ def _serve_until_shutdown(
     link = SlackLink(client)
     health = HealthCheck(services.store, client, link)
     app_token, secret = settings.slack_app_token, settings.slack_signing_secret
+    signing_secret = secret.get_secret_value() if secret else ""
+    # HTTP mode without a signing secret stops here (`_require_slack_settings` said so first).
     bolt = build_app(
         services,
         client,
-        signing_secret=secret.get_secret_value() if secret else None,
+        signing_secret=signing_secret,
         socket_mode=app_token is not None,
         link=link,
     )
@@ -136,7 +137,9 @@ def _serve_until_shutdown(
         if app_token is not None:
             return _answer_socket_mode(bolt, app_token.get_secret_value(), client, link, shutdown)
         # /metrics stays off the public port when it has one of its own.
-        _answer_http(bolt, health, None if ops else metrics, host, settings.port, shutdown)
+        metrics_here = None if ops else metrics
+        wsgi = make_wsgi_app(bolt, health, metrics_here, signing_secret=signing_secret)
+        _answer_http(wsgi, host, settings.port, shutdown)
         return True
     finally:
         if scheduler is not None:
@@ -168,17 +171,8 @@ def _answer_socket_mode(
     return True
 
 
-def _answer_http(
-    bolt: App,
-    health: HealthCheck,
-    metrics: PrometheusMetrics | None,
-    host: str,
-    port: int,
-    shutdown: ShutdownSignal,
-) -> None:
-    from bot.slack.server import make_wsgi_app
-
-    running = _listen(make_wsgi_app(bolt, health, metrics), host, port)
+def _answer_http(wsgi: WsgiApp, host: str, port: int, shutdown: ShutdownSignal) -> None:
+    running = _listen(wsgi, host, port)
     say(f"listening on http://{host}:{running.port}/slack/events", label="prdigest: ")
     shutdown.wait()
     running.stop()

@@ -143,7 +143,9 @@ def bot(services: Services, slack: FakeSlack) -> Iterator[Bot]:
     link = SlackLink(client)
     assert link.check() == OK and link.team_id == TEAM
     app = build_app(services, client, signing_secret=SECRET, socket_mode=False, link=link)
-    server = serve_in_thread(make_wsgi_app(app, HealthCheck(services.store, client, link)))
+    server = serve_in_thread(
+        make_wsgi_app(app, HealthCheck(services.store, client, link), signing_secret=SECRET)
+    )
     try:
         yield Bot(slack, services, app, server)
     finally:

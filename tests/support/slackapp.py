@@ -88,7 +88,7 @@ def start_harness(
         services.metrics = metrics
         measure_store(metrics, services.store, settings.channel)
     app = build_app(services, client, signing_secret=SECRET, socket_mode=False)
-    wsgi = make_wsgi_app(app, HealthCheck(services.store, client), metrics)
+    wsgi = make_wsgi_app(app, HealthCheck(services.store, client), metrics, signing_secret=SECRET)
     return Harness(slack, services, serve_in_thread(wsgi))
 
 

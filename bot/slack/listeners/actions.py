@@ -7,8 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from slack_bolt import Ack, App
-from slack_bolt.context.respond import Respond
+from slack_bolt import Ack, Respond
 from slack_sdk import WebClient
 
 from bot.delivery.languages import channel_texts, reader_texts
@@ -25,7 +24,7 @@ from bot.render.blocks import (
 )
 from bot.render.replies import Message, MorePage, error_reply, roles_reply
 from bot.services import Services
-from bot.slack.listeners.acking import ack_first
+from bot.slack.listeners.acking import AckFirst
 from bot.slack.listeners.commands import send_ephemeral
 from bot.slack.prdigest import app_home, change_subscriptions, lookup_page, week_page
 
@@ -59,17 +58,17 @@ def clicker_texts(services: Services, client: WebClient, body: dict[str, Any]) -
 Listener = Callable[..., None]
 
 
-def register(app: App, services: Services) -> None:
+def register(listeners: AckFirst, services: Services) -> None:
     """One listener per button; each hands Bolt's arguments to a function below."""
-    ack_first(app.action(_action_pattern(SUBSCRIBE_ACTION_ID)))(
+    listeners.action(_action_pattern(SUBSCRIBE_ACTION_ID))(
         subscription_button(services, subscribe=True)
     )
-    ack_first(app.action(_action_pattern(UNSUBSCRIBE_ACTION_ID)))(
+    listeners.action(_action_pattern(UNSUBSCRIBE_ACTION_ID))(
         subscription_button(services, subscribe=False)
     )
-    ack_first(app.action(RESUME_ACTION_ID))(resume_button(services))
-    ack_first(app.action(_action_pattern(UNWATCH_ACTION_ID)))(unwatch_button(services))
-    ack_first(app.action(MORE_ACTION_ID))(more_button(services))
+    listeners.action(RESUME_ACTION_ID)(resume_button(services))
+    listeners.action(_action_pattern(UNWATCH_ACTION_ID))(unwatch_button(services))
+    listeners.action(MORE_ACTION_ID)(more_button(services))
 
 
 # Bolt passes arguments by parameter name, so each button gets a function with exactly the

@@ -5,20 +5,20 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from slack_bolt import Ack, App, BoltContext
-from slack_bolt.context.respond import Respond
+from slack_bolt import Ack, BoltContext, Respond
 from slack_sdk import WebClient
 
 from bot.delivery.languages import channel_texts, reader_texts
 from bot.notes.digest import now_utc
 from bot.render.replies import error_reply
 from bot.services import Services
+from bot.slack.listeners.acking import AckFirst
 from bot.slack.prdigest import COMMAND_NAME, parse_command, run_command
 
 RECEIVED = "received_at"  # in the context: when the command arrived (time.monotonic)
 
 
-def register(app: App, services: Services) -> None:
+def register(listeners: AckFirst, services: Services) -> None:
     def acknowledge_command(ack: Ack, command: dict[str, Any], context: BoltContext) -> None:
         """In the request's thread: refuse a command without team or user in the
         acknowledgement itself, else acknowledge it empty."""
@@ -45,7 +45,7 @@ def register(app: App, services: Services) -> None:
         send_ephemeral(respond, client, command.get("channel_id"), str(user_id), reply)
         services.metrics.command_handled(parsed.kind.value, time.monotonic() - started)
 
-    app.command(COMMAND_NAME)(ack=acknowledge_command, lazy=[handle_prdigest])
+    listeners.command(COMMAND_NAME, ack=acknowledge_command)(handle_prdigest)
 
 
 def send_ephemeral(

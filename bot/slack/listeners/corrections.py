@@ -7,8 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from slack_bolt import Ack, App, BoltContext
-from slack_bolt.context.respond import Respond
+from slack_bolt import Ack, BoltContext, Respond
 from slack_sdk import WebClient
 
 from bot.delivery.languages import cached_texts, channel_texts
@@ -28,7 +27,7 @@ from bot.render.fix_modal import (
 )
 from bot.render.replies import error_reply
 from bot.services import Services
-from bot.slack.listeners.acking import ack_first
+from bot.slack.listeners.acking import AckFirst
 from bot.slack.listeners.actions import channel_of, clicker_texts, who_asks
 from bot.slack.listeners.commands import send_ephemeral
 from bot.slack.listeners.payloads import whole_number
@@ -39,9 +38,9 @@ FIXED_NOTE = "fixed_note"  # set in the context once the fix is stored
 _MENU = re.compile(rf"^{re.escape(NOTE_MENU_ACTION_ID)}(:\d+)?$")
 
 
-def register(app: App, services: Services) -> None:
-    ack_first(app.action(_MENU))(note_menu(services))
-    app.view(FIX_CALLBACK_ID)(ack=fix_submitted(services), lazy=[after_fix(services)])
+def register(listeners: AckFirst, services: Services) -> None:
+    listeners.action(_MENU)(note_menu(services))
+    listeners.view(FIX_CALLBACK_ID, ack=fix_submitted(services))(after_fix(services))
 
 
 def note_menu(services: Services) -> Callable[..., None]:
