@@ -104,7 +104,11 @@ class Settings(BaseSettings):
         default="sqlite:///prdigest.db",
         description="SQLAlchemy URL; postgresql+psycopg://user@host/db for PostgreSQL.",
     )
-    digests_dir: Path = Field(default=Path("digests"), description="Folder of note files.")
+    digests_dir: Path | None = Field(
+        default=None,
+        description="The team's folder of note files; no default (`post`, `serve` and `ingest` "
+        "without a path need it; the bundled sample notes are refused).",
+    )
     roles_file: Path | None = Field(
         default=None, description="TOML file that extends or replaces the role taxonomy."
     )
@@ -145,6 +149,11 @@ class Settings(BaseSettings):
     editors: str = Field(
         default="",
         description="Slack user IDs (comma-separated) who may fix notes; empty: every member.",
+    )
+    language: Literal["zh", "en", "both"] = Field(
+        default="both",
+        description="The channel digest's language, and a reader's when neither their "
+        "`/prdigest lang` nor Slack names one: zh, en, or both side by side.",
     )
     log_level: str = Field(default="INFO", description="Python logging level.")
     log_format: Literal["text", "json"] = Field(
@@ -259,6 +268,13 @@ class Settings(BaseSettings):
             )
         return model
 
+    @field_validator("digests_dir", mode="before")
+    @classmethod
+    def _unset_when_empty(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
     @field_validator("channel")
     @classmethod
     def _channel_id(cls, value: str | None) -> str | None:
@@ -276,6 +292,14 @@ class Settings(BaseSettings):
     @classmethod
     def _known_database(cls, value: str) -> str:
         return check_database_url(value)
+
+    @field_validator("language", mode="before")
+    @classmethod
+    def _language(cls, value: Any) -> Any:
+        folded = value.strip().casefold() if isinstance(value, str) else value
+        if folded not in ("zh", "en", "both"):
+            raise ValueError("expected zh (Chinese), en (English) or both (the two side by side)")
+        return folded
 
     @field_validator("log_level")
     @classmethod

@@ -22,13 +22,8 @@ class Verdict(enum.StrEnum):
         """Sort key: deep reads first."""
         return _VERDICT_RANK[self]
 
-    @property
-    def badge(self) -> str:
-        return _VERDICT_BADGE[self]
-
 
 _VERDICT_RANK = {Verdict.DEEP: 0, Verdict.SKIM: 1, Verdict.SKIP: 2}
-_VERDICT_BADGE = {Verdict.DEEP: "精读 deep", Verdict.SKIM: "浏览 skim", Verdict.SKIP: "可略过 skip"}
 
 
 @dataclass(frozen=True)
@@ -46,6 +41,7 @@ class Role:
 
     @property
     def label(self) -> str:
+        """Both names, as the terminal shows them (Slack shows the reader's language)."""
         return f"{self.name_zh} / {self.name_en}"
 
 

@@ -12,9 +12,11 @@ Use cases never import the metrics library. They call methods of the `Metrics` o
     metrics.notes_ingested(outcome, count)  # outcome: new, updated, unchanged; failed
                                             # counts note files that did not parse
     metrics.llm_request(outcome, seconds)   # one request to the model server: "ok",
-                                            # "invalid" (not a reading), "timeout",
-                                            # "unreachable", "http_500", "nonsense",
-                                            # "error" (anything else the client met)
+                                            # "invalid" (an answer that is not a
+                                            # reading), "implausible" (a reading that
+                                            # cannot be the note's), "timeout",
+                                            # "unreachable", "http_500", "error"
+                                            # (anything else the client met)
 
 `NullMetrics` records nothing (the default: one-shot CLI commands). `bot.ops.prometheus`
 implements it with prometheus_client for `GET /metrics` (imported only by `serve`: the

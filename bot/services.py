@@ -28,8 +28,17 @@ from bot.notes.ingest import (
     parse_note_file,
     scan_note_paths,
 )
+from bot.notes.sample_notes import sample_identities, team_notes_dir
 from bot.notes.search import Query, parse_query
-from bot.store import IndexedNote, Page, PreparedNote, Store, index_note, prepare_note
+from bot.store import (
+    IndexedNote,
+    NoteRemoval,
+    Page,
+    PreparedNote,
+    Store,
+    index_note,
+    prepare_note,
+)
 from bot.store.ledger import Ledger
 
 log = logging.getLogger(__name__)
@@ -265,10 +274,13 @@ def _save_batch(
 
 
 def notes_not_ingested(services: Services) -> int:
-    """How many notes in PRDIGEST_DIGESTS_DIR are new or changed (read-only check)."""
+    """How many notes in PRDIGEST_DIGESTS_DIR are new or changed (read-only check).
+
+    Raises NotesFolderError when the folder is unset or holds the bundled samples.
+    """
     known = services.store.content_hashes()
     count = 0
-    for path in find_note_files([services.settings.digests_dir]):
+    for path in find_note_files([team_notes_dir(services.settings.digests_dir)]):
         try:
             notes = parse_note_file(path)
         except NoteFileError:
@@ -278,7 +290,28 @@ def notes_not_ingested(services: Services) -> int:
 
 
 def ingest_default(services: Services, now: datetime | None = None) -> IngestReport:
-    return ingest_paths(services, [services.settings.digests_dir], now=now)
+    """Ingest the team's notes folder (PRDIGEST_DIGESTS_DIR).
+
+    Raises NotesFolderError, ingesting nothing, when it is unset or holds the bundled sample
+    notes. An empty folder ingests nothing.
+    """
+    return ingest_paths(services, [team_notes_dir(services.settings.digests_dir)], now=now)
+
+
+def sample_note_ids(services: Services) -> list[int]:
+    """The stored notes that are bundled sample notes (same identity and content), by id:
+    never posted, and removed by `prdigest remove-samples`."""
+    return services.store.notes_with_identity(sample_identities())
+
+
+def remove_sample_notes(services: Services, dry_run: bool = False) -> NoteRemoval:
+    """Remove the bundled sample notes from the store with the rows that exist for them
+    alone (`bot.store.note_removal`); with `dry_run`, only count them. Nothing is removed
+    while an unfinished digest run holds one of them (`NoteRemoval.open_runs`)."""
+    ids = sample_note_ids(services)
+    if dry_run:
+        return services.store.plan_removal(ids)
+    return services.store.remove_notes(ids)
 
 
 @dataclass(frozen=True)
@@ -308,6 +341,12 @@ def lookup(services: Services, text: str, limit: int = 10, offset: int = 0) -> L
     suggestions: tuple[Role, ...] = ()
     if page.total == 0 and query.text:
         suggestions = tuple(services.taxonomy.suggest(query.text))
+        if not suggestions:
+            # Each word alone: "kernal fusion" is close to `kernels`.
+            close = {
+                r.slug: r for word in query.text.split() for r in services.taxonomy.suggest(word)
+            }
+            suggestions = tuple(close.values())[:3]
     return LookupResult(query, page, offset, suggestions)
 
 
@@ -325,20 +364,25 @@ def latest_digest(services: Services) -> Digest | None:
     return build_digest(services.store.get_notes(ids), services.taxonomy, week)
 
 
-def preview_digest(services: Services, week: str | None, now: datetime) -> Digest:
+def preview_digest(
+    services: Services, week: str | None, now: datetime, *, samples: bool = False
+) -> Digest:
     """The notes ingested in `week`; without a week, what `prdigest post` would post now.
 
     "Now" is every note not yet posted to `PRDIGEST_CHANNEL` (to any channel when unset),
-    labelled as an addition when this week's digest already went out.
+    labelled as an addition when this week's digest already went out. Bundled sample notes
+    are left out, as `post` leaves them out, unless `samples` (a preview of the samples).
     """
+    held = set() if samples else set(sample_note_ids(services))
     if week is not None:
-        return build_digest(notes_of_week(services, week), services.taxonomy, week)
+        noted = [n for n in notes_of_week(services, week) if n.id not in held]
+        return build_digest(noted, services.taxonomy, week)
     label = week_label(now, services.settings.zone)
     ledger = Ledger(services.store.engine)
     channel = services.settings.channel
-    unposted = services.store.get_notes(ledger.unposted_note_ids(channel))
+    ids = [i for i in ledger.unposted_note_ids(channel) if i not in held]
     addition = ledger.week_posted(channel, label)
-    return build_digest(unposted, services.taxonomy, label, addition)
+    return build_digest(services.store.get_notes(ids), services.taxonomy, label, addition)
 
 
 @dataclass(frozen=True)

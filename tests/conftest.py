@@ -4,7 +4,6 @@ settings without secrets, the fake Slack (Web API, Socket Mode) and the app serv
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from bot.config import Settings, load_settings
 from bot.services import Services
 from bot.store import Store
 from tests.support.fakeslack import FakeSlack
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 from tests.support.slackapp import Harness, start_harness
 from tests.support.socketslack import SocketSlack, socket_slack_running
 from tests.support.testenv import DIGEST_CHANNEL, PG_ADMIN_URL, SLACK_TOKEN
@@ -76,8 +75,7 @@ def env(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     the sample note files (not yet ingested)."""
     digests = tmp_path / "digests"
     digests.mkdir()
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
+    write_team_notes(digests)
     monkeypatch.setenv("PRDIGEST_DATABASE_URL", db_url)
     monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(digests))
     return digests

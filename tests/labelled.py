@@ -1,24 +1,12 @@
-"""How a classifier is scored on the labelled note sets (aggregates only); the sets are
-loaded by `bot.classify.train.labelled`.
+"""The labelled note sets and how a classifier is scored on them (aggregates only), for
+tests and benches: the sets are loaded by `bot.classify.train.labelled` and scored by
+`bot.classify.train.scores`.
 
-Sets: `seeds` (the sample files in digests/), `dev` and `dev2` (hand-written notes used to
-develop the vocabulary), `dev3`, `dev4` and `dev5` (more development notes in other
-styles), `dev6` and `dev7` (once held out as `unseen_v2` and `unseen_v3`, now development
-sets), `dev8`–`dev75` (development notes by more writers), `unseen_v6`–`unseen_v12` (held
-out, frozen: scored, never read for ideas; see fixtures/README.md),
-`retired_v4` and `retired_v5` (once held out as `unseen_v4` and `unseen_v5`: frozen and
-never read, but their aggregate steered a decision), and
-`val1`–`val7` (validation: scored in aggregate only, never trained or tuned on).
-
-A note's verdict counts as right when its main verdict is right and, for a note that
-splits its audience, every named group's verdict and the verdict of everyone else are
-right too. Role scores allow a note's `maybe` roles without penalty.
+Which sets there are, and what each was used for, is told in
+`bot/classify/train/labelled.py` and tests/fixtures/README.md.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from bot.classify.train.labelled import (
     DEV_SETS,
@@ -33,9 +21,16 @@ from bot.classify.train.labelled import (
     set_files,
     unseen_digest,
 )
-from bot.domain import Classification
-
-NAMED_ROLES = ("release-infra", "moe-quant", "multimodal")
+from bot.classify.train.scores import (
+    NAMED_ROLES,
+    RoleScore,
+    SetScore,
+    count_roles,
+    named_macro_f1,
+    score,
+    score_readings,
+    verdict_right,
+)
 
 __all__ = [
     "DEV_SETS",
@@ -53,93 +48,8 @@ __all__ = [
     "load_set",
     "named_macro_f1",
     "score",
+    "score_readings",
     "set_files",
     "unseen_digest",
     "verdict_right",
 ]
-
-
-@dataclass
-class RoleScore:
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-
-    @property
-    def f1(self) -> float:
-        p = self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
-        r = self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
-        return 2 * p * r / (p + r) if p + r else 0.0
-
-
-def named_macro_f1(role_f1: dict[str, float]) -> float:
-    """The mean F1 of the named roles."""
-    return sum(role_f1[r] for r in NAMED_ROLES) / len(NAMED_ROLES)
-
-
-@dataclass
-class SetScore:
-    """Aggregate scores of one classifier on one set."""
-
-    notes: int
-    verdict_accuracy: float  # main verdict, audience verdicts and everyone else's all right
-    main_verdict_accuracy: float
-    role_f1: dict[str, float]
-
-    @property
-    def named_macro_f1(self) -> float:
-        return named_macro_f1(self.role_f1)
-
-    @property
-    def all_macro_f1(self) -> float:
-        return sum(self.role_f1.values()) / len(self.role_f1)
-
-    def line(self, name: str) -> str:
-        roles = " ".join(f"{k}={v:.2f}" for k, v in self.role_f1.items())
-        return (
-            f"{name}: n={self.notes} verdict={self.verdict_accuracy:.3f} "
-            f"(main {self.main_verdict_accuracy:.3f}) named-F1={self.named_macro_f1:.3f} "
-            f"all-F1={self.all_macro_f1:.3f} | {roles}"
-        )
-
-
-def verdict_right(label: Labelled, got: Classification, slugs: Iterable[str]) -> bool:
-    """Main verdict, every named group's verdict and everyone else's verdict all right."""
-    if got.verdict.value != label.verdict:
-        return False
-    for role, verdict in label.role_verdicts.items():
-        if got.verdict_for(role).value != verdict:
-            return False
-    if label.others_verdict is not None:
-        mentioned = label.roles | label.maybe | set(label.role_verdicts)
-        outsider = next(s for s in slugs if s not in mentioned)
-        if got.verdict_for(outsider).value != label.others_verdict:
-            return False
-    return True
-
-
-def count_roles(per_role: dict[str, RoleScore], label: Labelled, roles: Iterable[str]) -> None:
-    """Add one note's chosen `roles` to the per-role counts (its `maybe` roles are free)."""
-    chosen = set(roles)
-    for role in chosen:
-        if role in label.roles:
-            per_role[role].tp += 1
-        elif role not in label.maybe:
-            per_role[role].fp += 1
-    for role in label.roles - chosen:
-        per_role[role].fn += 1
-
-
-def score(
-    notes: list[Labelled], classify: Callable[[str, str], Classification], slugs: tuple[str, ...]
-) -> SetScore:
-    """Score `classify` on `notes`, in aggregate."""
-    per_role = {s: RoleScore() for s in slugs}
-    right = main = 0
-    for label in notes:
-        got = classify(label.title, label.paragraph)
-        count_roles(per_role, label, got.roles)
-        main += got.verdict.value == label.verdict
-        right += verdict_right(label, got, slugs)
-    n = len(notes)
-    return SetScore(n, right / n, main / n, {s: v.f1 for s, v in per_role.items()})

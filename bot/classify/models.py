@@ -1,7 +1,7 @@
 """The learned models beside the rules: logistic regressions over a note's `text.features`,
 each trained from every labelled development set by its script in `train/` (deterministic),
-shipped as a file in `data/` and loaded once (README "The role model", "The verdict model",
-"The audience model").
+shipped as a file in `data/` and loaded once (bot/classify/README.md: "The role model", "The
+verdict model", "The audience model").
 
 Roles: writers the rules have never read name the same things in other words. `RoleModel`
 reads the title and the paragraph, the title's features marked apart ("t:kernel");

@@ -70,18 +70,19 @@ class Thresholds:
     # were trained with these (bot/classify/train).
     negation_scope_en: int = 3
     negation_scope_zh: int = 4
-    # ---- the role model (README "The role model"; chosen leave-one-set-out with
+    # ---- the role model (bot/classify/README.md "The role model"; chosen leave-one-set-out with
     # tests/bench/role_loso.py and checked on the validation sets)
     title_repeat: int = 2  # a title feature counts this many times a paragraph one (trained so)
     role_keep_min: float = 0.2  # a role the rules chose is dropped below this...
     role_add_min: float = 0.4  # ...when the model is this sure of some role; a missed role joins
-    # ---- the verdict blend (README "The verdict model"): the blend replaced hand-set
-    # thresholds; these guard it and were set on the validation sets val1-val5
+    # ---- the verdict blend (bot/classify/README.md "The verdict model"): the blend replaced
+    # hand-set thresholds; these guard it and were set on the validation sets val1-val5
     deep_min: float = 0.5  # a deep reading of the blend below this is weak: a skim instead
     verdict_sure_min: float = 0.8  # at or above this the blend's verdict is high confidence
     short_features: int = 24  # fewer features than this is a short note (the blend knows it)
     proba_floor: float = 1e-6  # the smallest probability whose logarithm the blend reads
-    # ---- the audience model (README "The audience model"; chosen on the validation sets)
+    # ---- the audience model (bot/classify/README.md "The audience model"; chosen on the
+    # validation sets)
     min_share: float = 0.05  # a clause with less of a role's share says nothing of it (trained so)
     neighbour: float = 0.5  # the weight of the clauses either side (trained so)
     candidate_min: float = 0.5  # a role not of the note's is a candidate from this share up

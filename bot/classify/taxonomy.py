@@ -74,6 +74,18 @@ class Taxonomy:
         """The role a user means by `word` (slug, alias or name), or None."""
         return self._lookup.get(normalise_word(word))
 
+    def named_by(self, word: str) -> tuple[Role, str] | None:
+        """The role `word` names and how it names it: "slug", "name" or "alias"."""
+        role = self.resolve(word)
+        if role is None:
+            return None
+        key = normalise_word(word)
+        if key == normalise_word(role.slug):
+            return role, "slug"
+        if key in {normalise_word(a) for a in role.aliases}:
+            return role, "alias"
+        return role, "name"
+
     def resolve_all(self, words: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The slugs `words` name (each once, in order) and the words that name no role."""
         found = [(w, self.resolve(w)) for w in words]

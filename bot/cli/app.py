@@ -15,7 +15,7 @@ from bot.cli import database, digests, doctor, fixes, notes, serve
 from bot.cli.help import PlainGroup, PlainTyper
 from bot.cli.runtime import out
 from bot.config import Settings, SettingsError, load_settings
-from bot.ops.logs import configure_logging
+from bot.ops.logs import configure_logging, secret_values
 
 
 def _print_version(value: bool) -> None:
@@ -38,11 +38,12 @@ def _configure(
         settings: Settings | None = load_settings()
     except SettingsError:
         settings = None  # the command itself reports it
+    secrets = secret_values(settings) if settings is not None else []
     if settings is not None and settings.log_format == "json":
         # Collected logs: every command logs at PRDIGEST_LOG_LEVEL, each line one object.
-        configure_logging(logging.DEBUG if verbose else settings.log_level, "json")
+        configure_logging(logging.DEBUG if verbose else settings.log_level, "json", secrets)
     else:
-        configure_logging(logging.DEBUG if verbose else logging.WARNING)
+        configure_logging(logging.DEBUG if verbose else logging.WARNING, secrets=secrets)
 
 
 def build_app() -> typer.Typer:
@@ -64,6 +65,7 @@ def build_app() -> typer.Typer:
     app.command()(fixes.fix)
     app.command()(fixes.reclassify)
     app.command()(notes.roles)
+    app.command("remove-samples")(notes.remove_samples)
     app.command()(digests.preview)
     app.command()(digests.post)
     app.command()(digests.tick)

@@ -21,14 +21,26 @@ from bot.cli.runtime import (
     open_services,
     out,
     reclassify_on_start,
+    require_notes_folder,
     say,
     settings_or_exit,
 )
 from bot.config import Settings
 from bot.notes.digest import now_utc, week_bounds
-from bot.notes.sample_notes import bundled_notes_dir, missing_sqlite_file
+from bot.notes.sample_notes import (
+    NotesFolderError,
+    bundled_notes_dir,
+    missing_sqlite_file,
+    team_notes_dir,
+)
 from bot.render.terminal import digest_renderable
-from bot.services import Services, ingest_paths, notes_not_ingested, preview_digest
+from bot.services import (
+    Services,
+    ingest_paths,
+    notes_not_ingested,
+    preview_digest,
+    sample_note_ids,
+)
 
 if TYPE_CHECKING:
     from bot.delivery.weekly import RunResult
@@ -61,11 +73,17 @@ def preview(
             "--week", metavar="WEEK", help="ISO week such as 2026-W48 (default: this week)."
         ),
     ] = None,
+    samples: Annotated[
+        bool,
+        typer.Option("--samples", help="Preview the bundled sample notes, whatever is set."),
+    ] = False,
 ) -> None:
     """Render this week's digest in the terminal, as it would be posted; no Slack needed.
 
-    Ingests PRDIGEST_DIGESTS_DIR first when the store is empty. When that folder does not
-    exist either, previews the bundled sample notes in a temporary store (nothing is kept).
+    With PRDIGEST_DIGESTS_DIR set: what `post` would post from the team's store, ingesting
+    that folder first when the store is empty. Without it, or with --samples: the sample
+    notes bundled with prdigest, from a temporary store that is removed afterwards (the
+    configured database is not opened).
     """
     settings = settings_or_exit()
     if week is not None:
@@ -74,15 +92,16 @@ def preview(
         except ValueError as exc:
             raise CliError(f"--week: {exc}") from None
     with ExitStack() as stack:
+        why_samples, level = ("--samples", logging.INFO) if samples else _samples_instead(settings)
         notes_dir = settings.digests_dir
-        if not notes_dir.exists() and not _store_has_notes(settings):
+        if why_samples is not None or notes_dir is None:
+            say(
+                f"{why_samples}: previewing the sample notes bundled with prdigest, in a "
+                "temporary store that is removed afterwards",
+                level,
+            )
             notes_dir = bundled_notes_dir()
             scratch = Path(stack.enter_context(TemporaryDirectory(prefix="prdigest-preview-")))
-            say(
-                f"{settings.digests_dir} (PRDIGEST_DIGESTS_DIR) does not exist: previewing the "
-                "sample notes bundled with prdigest, in a temporary store",
-                logging.WARNING,
-            )
             settings = settings.model_copy(
                 update={"database_url": f"sqlite:///{scratch / 'preview.db'}"}
             )
@@ -94,8 +113,33 @@ def preview(
             say(f"ingested {notes_dir}: {report.summary()}")
         else:
             reclassify_on_start(services)
-        digest = preview_digest(services, week, now_utc())
+        digest = preview_digest(services, week, now_utc(), samples=why_samples is not None)
         out.print(digest_renderable(digest, services.taxonomy))
+        if why_samples is None and (held := len(sample_note_ids(services))):
+            say(
+                f"{held} sample notes bundled with prdigest are in the store and left out, as "
+                "`post` leaves them out: `prdigest remove-samples` removes them",
+                logging.WARNING,
+            )
+
+
+def _samples_instead(settings: Settings) -> tuple[str | None, int]:
+    """Why `preview` shows the bundled samples rather than the team's notes (and how loud
+    to say it), or None: the notes folder is unset or holds the samples, or it does not
+    exist and the store is empty."""
+    try:
+        folder = team_notes_dir(settings.digests_dir)
+    except NotesFolderError:
+        if settings.digests_dir is None:
+            return "PRDIGEST_DIGESTS_DIR (your team's notes folder) is not set", logging.INFO
+        return (
+            f"{settings.digests_dir} (PRDIGEST_DIGESTS_DIR) holds the bundled sample notes, "
+            "which `post` and `serve` refuse",
+            logging.WARNING,
+        )
+    if not folder.exists() and not _store_has_notes(settings):
+        return f"{folder} (PRDIGEST_DIGESTS_DIR) does not exist", logging.WARNING
+    return None, logging.INFO
 
 
 def _store_has_notes(settings: Settings) -> bool:
@@ -138,12 +182,13 @@ def post(
 ) -> None:
     """Post the weekly digest now: every note not yet posted to PRDIGEST_CHANNEL, once.
 
-    Ingests PRDIGEST_DIGESTS_DIR first, then posts one parent message and one thread reply
-    per role, then sends every reader their DM now, whatever their own time (the posted
-    notes for them they were not sent yet, within their budget); an unfinished earlier run
-    is finished first. Posts nothing when there is nothing new or another process is
-    posting. --dry-run needs no token and changes nothing (files not yet ingested are not
-    shown).
+    Ingests the team's notes folder PRDIGEST_DIGESTS_DIR first (it must be set; the bundled
+    sample notes are refused there and never posted from the store), then posts one parent
+    message and one thread reply per role, then sends every reader their DM now, whatever
+    their own time (the posted notes for them they were not sent yet, within their budget);
+    an unfinished earlier run is finished first. Posts nothing when there is nothing new or
+    another process is posting. --dry-run needs no token and changes nothing (files not yet
+    ingested are not shown); it prints the messages as Slack shows them, --json as Block Kit.
     """
     if as_json and not dry_run:
         # Without --dry-run the digest would be posted for real, not printed.
@@ -151,6 +196,7 @@ def post(
     settings = settings_or_exit()
     if not dry_run and settings.slack_bot_token is None:
         raise CliError("SLACK_BOT_TOKEN is not set (use --dry-run to see the messages)")
+    require_notes_folder(settings)
     with open_services(settings) as services:
         result = _publish_now(services, dry_run, channel_rate, dm_rate, not channel_only)
         waiting = notes_not_ingested(services) if dry_run else 0
@@ -199,8 +245,10 @@ def _publish_now(
 
 
 def _print_run(result: RunResult, as_json: bool) -> None:
-    """Skipped files, the messages of a dry run (text or Block Kit JSON), then the outcome."""
+    """Skipped files, the messages of a dry run (as Slack shows them, or Block Kit JSON),
+    then the outcome."""
     from bot.render.digest_blocks import message_text
+    from bot.render.terminal import slack_text
 
     for error in result.ingest_errors:
         say(error, logging.WARNING, "[yellow]skipped[/yellow] ")
@@ -210,7 +258,7 @@ def _print_run(result: RunResult, as_json: bool) -> None:
             sys.stdout.write(json.dumps(item, ensure_ascii=False) + "\n")
         else:
             out.rule(f"{message.part} → {message.channel}")
-            out.print(message_text(message.payload), highlight=False, markup=False)
+            out.print(slack_text(message_text(message.payload)), highlight=False)
     if as_json:
         say(result.message)
     else:
@@ -242,6 +290,7 @@ def tick(
         raise CliError("PRDIGEST_CHANNEL is not set: set it to the channel ID (C…) of the digest")
     if settings.slack_bot_token is None:
         raise CliError("SLACK_BOT_TOKEN is not set")
+    require_notes_folder(settings)
     from bot.delivery.scheduler import run_due
     from bot.slack.client import build_web_client
 

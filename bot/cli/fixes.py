@@ -24,7 +24,10 @@ def _verdict_option(value: str | None) -> Verdict | None:
 def fix(
     note_id: Annotated[
         str,
-        typer.Argument(metavar="NOTE_ID", help="The note's id (`prdigest notes --json`)."),
+        typer.Argument(
+            metavar="NOTE_ID",
+            help="The note's id as `prdigest notes` and `lookup` show it (12 or #12).",
+        ),
     ],
     roles: Annotated[
         str,
@@ -47,14 +50,15 @@ def fix(
     """
     from bot.readers.corrections import FixError, fix_note
 
-    if not note_id.strip().isdigit():
+    number = note_id.strip().removeprefix("#")
+    if not number.isdigit():
         raise CliError(f"NOTE_ID: expected a number such as 12, not {note_id!r}")
     chosen = _verdict_option(verdict)
     words = [w.strip() for w in roles.split(",") if w.strip()]
     with open_services() as services:
         try:
             result = fix_note(
-                services, int(note_id), words, primary, chosen, f"cli:{getpass.getuser()}"[:64]
+                services, int(number), words, primary, chosen, f"cli:{getpass.getuser()}"[:64]
             )
         except FixError as exc:
             raise CliError(str(exc)) from None

@@ -1,10 +1,11 @@
-"""Commands over the notes: ingest, notes, lookup, roles."""
+"""Commands over the notes: ingest, notes, lookup, roles, remove-samples."""
 
 from __future__ import annotations
 
 import json
 import logging
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -13,15 +14,21 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from bot.classify.taxonomy import TaxonomyError, load_taxonomy
+from bot.classify.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
 from bot.cli.runtime import CliError, err, open_services, out, say, settings_or_exit
-from bot.domain import count_text
+from bot.domain import Role, count_text
 from bot.notes.ingest import NOTE_SUFFIXES, find_note_files
+from bot.notes.sample_notes import (
+    NotesFolderError,
+    missing_sqlite_file,
+    sample_files_in,
+    team_notes_dir,
+)
 from bot.notes.search import QueryError
 from bot.ops.logs import json_logging
 from bot.render.replies import ANY_WORD_NOTE
 from bot.render.terminal import lookup_renderable
-from bot.services import ingest_paths, lookup
+from bot.services import ingest_paths, lookup, remove_sample_notes
 
 PROGRESS_MIN_FILES = 10
 NOTES_LIMIT = 100
@@ -32,20 +39,31 @@ def ingest(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(
-            metavar="PATH", help="Note files or folders (default: PRDIGEST_DIGESTS_DIR)."
+            metavar="PATH",
+            help="Note files or folders (default: the team's notes folder PRDIGEST_DIGESTS_DIR).",
         ),
     ] = None,
 ) -> None:
     """Parse, classify and store note files; prints new/updated/unchanged/failed counts.
 
+    Without PATH: the team's notes folder PRDIGEST_DIGESTS_DIR, which must be set and is
+    never the bundled sample notes. A PATH that names the samples stores them, and says
+    they are samples (`post` never posts them; `remove-samples` removes them).
     A bad file is reported with its file and line and exits 1; every other file still lands.
     With PRDIGEST_LLM_URL the model server then reads the notes it should; when it fails,
     one line says so and the notes keep the local classifier's reading.
     """
     from bot.llm_reader import build_reader
 
-    with open_services() as services:
-        targets = list(paths or [services.settings.digests_dir])
+    settings = settings_or_exit()
+    if paths:
+        targets, samples = list(paths), sample_files_in(paths)
+    else:
+        try:
+            targets, samples = [team_notes_dir(settings.digests_dir)], []
+        except NotesFolderError as exc:
+            raise CliError(str(exc)) from None
+    with open_services(settings) as services:
         files = find_note_files([p for p in targets if p.exists()])
         reader = build_reader(services.settings, services.store, services.taxonomy)
         if len(files) >= PROGRESS_MIN_FILES:
@@ -67,6 +85,20 @@ def ingest(
         say(_file_list("skipped", report.skipped, why), logging.WARNING, "[yellow]")
     for error in report.errors:
         say(str(error), logging.ERROR, "[red]error[/red] ")
+    if samples:
+        say(
+            f"{len(samples)} of the files read are the sample notes bundled with prdigest, "
+            "not your team's: `post` and `serve` never post them; `prdigest remove-samples` "
+            "removes them",
+            logging.WARNING,
+            "[yellow]samples:[/yellow] ",
+        )
+    elif not paths and not files and targets[0].is_dir():
+        say(
+            f"{targets[0]} (PRDIGEST_DIGESTS_DIR) holds no note files yet: write your team's "
+            f"notes there (files ending in {' or '.join(NOTE_SUFFIXES)})",
+            logging.WARNING,
+        )
     out.print(report.summary(), highlight=False, soft_wrap=True)
     if report.errors:
         raise typer.Exit(1)
@@ -175,13 +207,44 @@ def lookup_command(
             _print_json_lines([n.as_json() for n in found])
             return
         slug = result.role.slug if result.role else None
+        matched = _what_matched(services.taxonomy, result.query.text, result.role)
+        if not found:
+            _say_no_match(matched, result.suggestions)
+            return
+        out.print(matched, style="dim", highlight=False, markup=False)
         out.print(lookup_renderable(found, slug, services.taxonomy))
         out.print(f"{len(found)} of {result.page.total_text} notes", style="dim")
         if result.page.any_word:
             out.print(ANY_WORD_NOTE, style="dim")
-        if result.suggestions:
-            names = ", ".join(r.slug for r in result.suggestions)
-            out.print(f"No match. Roles with a similar name: {names}")
+
+
+def _what_matched(taxonomy: Taxonomy, text: str, role: Role | None) -> str:
+    """What a lookup matched: "role … (matched alias `moe`)", "role …" or "free text …"."""
+    named = taxonomy.named_by(text) if role is not None else None
+    if named is None:
+        return f"free text `{text}`"
+    role, how = named
+    said = {"slug": "", "alias": f" (matched alias `{text}`)", "name": " (matched its name)"}
+    return f"role {role.slug} · {role.label}{said[how]}"
+
+
+def _say_no_match(matched: str, suggestions: Sequence[Role]) -> None:
+    """No note matched: say so, and name the roles whose names are closest to the query."""
+    out.print(f"No note matches {matched}.", highlight=False, markup=False)
+    if suggestions:
+        names = ", ".join(f"{r.slug} ({r.label})" for r in suggestions)
+        first = suggestions[0].slug
+        out.print(
+            f"Closest roles: {names}; e.g. `prdigest lookup {first}`",
+            highlight=False,
+            markup=False,
+        )
+    else:
+        out.print(
+            "No role has a similar name: `prdigest roles` lists them.",
+            highlight=False,
+            markup=False,
+        )
 
 
 def roles() -> None:
@@ -198,3 +261,40 @@ def roles() -> None:
     for role in taxonomy.roles:
         table.add_row(role.slug, role.label, ", ".join(role.aliases))
     out.print(table)
+
+
+def remove_samples(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would be removed; remove nothing.")
+    ] = False,
+) -> None:
+    """Remove from the store the sample notes bundled with prdigest (an older quick start
+    stored them): the notes whose repo, title and text are a sample's, with their fixes and
+    the ledger's records of them. The team's notes, subscriptions, saved searches and
+    posted digests stay; nothing of the team's is posted again.
+    """
+    settings = settings_or_exit()
+    if missing_sqlite_file(settings.database_url):
+        out.print("no store yet: nothing to remove", highlight=False)
+        return
+    with open_services(settings) as services:
+        removal = remove_sample_notes(services, dry_run=dry_run)
+    if removal.open_runs:
+        runs = ", ".join(f"#{r}" for r in removal.open_runs)
+        raise CliError(
+            f"digest run {runs} is unfinished and its messages, already made, hold sample "
+            "notes: nothing removed; `prdigest post` finishes the run, then run "
+            "`prdigest remove-samples` again"
+        )
+    if not removal.note_ids:
+        out.print("no sample notes in the store: nothing to remove", highlight=False)
+        return
+    verb = "would remove" if dry_run else "removed"
+    out.print(
+        f"{verb} {count_text(len(removal.note_ids))} sample notes "
+        f"({', '.join(f'#{i}' for i in removal.note_ids[:10])}"
+        f"{' …' if len(removal.note_ids) > 10 else ''}), with {removal.fixes} fixes, "
+        f"{removal.posted} records of posting them and {removal.dms} of DMs with them",
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -13,6 +13,7 @@ from rich.markup import escape as escape_markup
 from bot.classify.taxonomy import TaxonomyError
 from bot.config import Settings, SettingsError, load_settings
 from bot.metrics import Metrics
+from bot.notes.sample_notes import NotesFolderError, team_notes_dir
 from bot.ops.logs import json_logging
 from bot.services import Services
 from bot.store import StoreError, describe_unavailable, is_unavailable
@@ -53,6 +54,16 @@ def settings_or_exit() -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
+        raise CliError(str(exc)) from None
+
+
+def require_notes_folder(settings: Settings) -> None:
+    """What posts the digest (`post`, `tick`, `serve`'s schedule) ingests the team's notes
+    folder: it must be set, and never be the bundled sample notes (an empty folder is fine:
+    notes may reach the store by `prdigest ingest` elsewhere)."""
+    try:
+        team_notes_dir(settings.digests_dir)
+    except NotesFolderError as exc:
         raise CliError(str(exc)) from None
 
 

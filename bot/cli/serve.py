@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bot.classify.taxonomy import TaxonomyError
-from bot.cli.runtime import CliError, log, reclassify_on_start, say, settings_or_exit
+from bot.cli.runtime import (
+    CliError,
+    log,
+    reclassify_on_start,
+    require_notes_folder,
+    say,
+    settings_or_exit,
+)
 from bot.config import Settings
 from bot.metrics import Metrics
 from bot.services import Services
@@ -24,7 +31,6 @@ if TYPE_CHECKING:
 
     from bot.ops.prometheus import PrometheusMetrics
     from bot.slack.server import (
-        HealthCheck,
         RunningServer,
         ShutdownSignal,
         SocketModeConnection,
@@ -47,6 +53,9 @@ def serve(
 ) -> None:
     """Run the Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PRDIGEST_PORT.
 
+    With the schedule it needs the team's notes folder PRDIGEST_DIGESTS_DIR (the weekly
+    digest ingests it first; the bundled sample notes are refused).
+
     HTTP mode serves POST /slack/events, GET /healthz and GET /metrics; PRDIGEST_METRICS_PORT
     serves the last two on a port of their own (in Socket Mode too). Every minute the same
     process does what is due (`prdigest tick`: the weekly digest, each reader's DM at their
@@ -57,6 +66,8 @@ def serve(
 
     settings = settings_or_exit()
     _require_slack_settings(settings)
+    if not no_scheduler:
+        require_notes_folder(settings)
     root = logging.getLogger()
     if root.level > logging.getLevelName(settings.log_level):
         root.setLevel(settings.log_level)
@@ -79,7 +90,7 @@ def _require_slack_settings(settings: Settings) -> None:
     if missing:
         raise CliError(
             f"serve needs {' and '.join(missing)} (SLACK_APP_TOKEN instead of "
-            "SLACK_SIGNING_SECRET for Socket Mode); see 'Slack app setup' in the README. "
+            "SLACK_SIGNING_SECRET for Socket Mode); see 'Slack app setup' in deploy/README.md. "
             "To try the bot without Slack, run `prdigest preview`."
         )
 
@@ -96,7 +107,7 @@ def _serve_until_shutdown(
     from bot.ops.prometheus import measure_store
     from bot.slack.app import build_app
     from bot.slack.client import build_web_client
-    from bot.slack.server import HealthCheck, make_ops_app
+    from bot.slack.server import HealthCheck, make_ops_app, make_wsgi_app
     from bot.slack.slack_link import SlackLink
 
     settings = services.settings
@@ -106,10 +117,12 @@ def _serve_until_shutdown(
     link = SlackLink(client)
     health = HealthCheck(services.store, client, link)
     app_token, secret = settings.slack_app_token, settings.slack_signing_secret
+    signing_secret = secret.get_secret_value() if secret else ""
+    # HTTP mode without a signing secret stops here (`_require_slack_settings` said so first).
     bolt = build_app(
         services,
         client,
-        signing_secret=secret.get_secret_value() if secret else None,
+        signing_secret=signing_secret,
         socket_mode=app_token is not None,
         link=link,
     )
@@ -123,7 +136,9 @@ def _serve_until_shutdown(
         if app_token is not None:
             return _answer_socket_mode(bolt, app_token.get_secret_value(), client, link, shutdown)
         # /metrics stays off the public port when it has one of its own.
-        _answer_http(bolt, health, None if ops else metrics, host, settings.port, shutdown)
+        metrics_here = None if ops else metrics
+        wsgi = make_wsgi_app(bolt, health, metrics_here, signing_secret=signing_secret)
+        _answer_http(wsgi, host, settings.port, shutdown)
         return True
     finally:
         if scheduler is not None:
@@ -155,17 +170,8 @@ def _answer_socket_mode(
     return True
 
 
-def _answer_http(
-    bolt: App,
-    health: HealthCheck,
-    metrics: PrometheusMetrics | None,
-    host: str,
-    port: int,
-    shutdown: ShutdownSignal,
-) -> None:
-    from bot.slack.server import make_wsgi_app
-
-    running = _listen(make_wsgi_app(bolt, health, metrics), host, port)
+def _answer_http(wsgi: WsgiApp, host: str, port: int, shutdown: ShutdownSignal) -> None:
+    running = _listen(wsgi, host, port)
     say(f"listening on http://{host}:{running.port}/slack/events", label="prdigest: ")
     shutdown.wait()
     running.stop()

@@ -5,6 +5,6 @@ and time within their reading budget (`reader_dms`, with their Slack profile fro
 roles change (revisions).
 
 May import: `bot.domain`, `bot.config`, `bot.metrics`, `bot.services`, `bot.notes`,
-`bot.readers`, `bot.store`, `bot.render`, the Web API client `bot.slack.client` and
+`bot.readers`, `bot.store`, `bot.render`, `bot.i18n`, the Web API client `bot.slack.client` and
 `bot.ops.logs`; never the Bolt app, listeners or server, the rest of ops, or the CLI.
 """

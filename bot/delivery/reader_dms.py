@@ -6,7 +6,8 @@ ledger (`Ledger.claim_reader_dm`): the DM holds the notes the channel digest pos
 their previous DM that they were not sent yet, at most their budget of them in full, best
 first, with a closing line counting the rest and a button that lists them. A reader whose
 DMs are off, or who is paused, has the moment settled without a message; the first DM
-after a pause adds "While you were away".
+after a pause adds "While you were away". Each DM is in its reader's language (their
+`/prdigest lang`, else Slack's locale for them, else PRDIGEST_LANGUAGE).
 
 Messages go out through the DM fan-out, each recorded as soon as Slack accepts it; a DM
 left unfinished by a crash is taken over, first looked for in the reader's DM history,
@@ -28,6 +29,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.delivery.dm_fanout import DmFanout
+from bot.delivery.languages import dm_texts
 from bot.delivery.pacing import Pacing, RateController
 from bot.delivery.posting import (
     DeliveryError,
@@ -37,6 +39,7 @@ from bot.delivery.posting import (
 )
 from bot.delivery.profiles import PROFILE_MAX_AGE, reader_profile
 from bot.domain import Note, Reader, ReaderProfile, Role
+from bot.i18n.texts import Texts
 from bot.notes.digest import week_label
 from bot.readers.dm_settings import reader_budget
 from bot.readers.reading_list import ReadingPool, ReadingSection, within_budget
@@ -116,7 +119,11 @@ class Due:
 
 
 def dm_sections(
-    services: Services, sections: Sequence[ReadingSection], links: dict[str, str], zone: ZoneInfo
+    services: Services,
+    sections: Sequence[ReadingSection],
+    links: dict[str, str],
+    zone: ZoneInfo,
+    t: Texts,
 ) -> list[DmSection]:
     """A reader's chosen notes as DM headings, with links to the role threads."""
     out: list[DmSection] = []
@@ -126,12 +133,16 @@ def dm_sections(
             link = links.get(section.role) or links.get("")
             out.append(DmSection(role, section.notes, link))
         elif section.kind == "watch":
-            out.append(DmSection(None, section.notes, None, heading=f"Watching: {section.query}"))
+            heading = t.gettext("Watching: {query}", query=section.query)
+            out.append(DmSection(None, section.notes, None, heading=heading))
         elif section.pause is not None:
             start = section.pause.started_at.astimezone(zone).date().isoformat()
             end = section.pause.until.astimezone(zone).date().isoformat()
             footer = (
-                f"{section.more} more from those weeks: `/prdigest week` shows any week"
+                t.gettext(
+                    "{count} more from those weeks: `/prdigest week` shows any week",
+                    count=section.more,
+                )
                 if section.more
                 else ""
             )
@@ -140,7 +151,9 @@ def dm_sections(
                     None,
                     section.notes,
                     None,
-                    heading=f"While you were away ({start} – {end})",
+                    heading=t.gettext(
+                        "While you were away ({start} – {end})", start=start, end=end
+                    ),
                     footer=footer,
                 )
             )
@@ -216,15 +229,17 @@ class ReaderDelivery:
         week = newest.week if newest is not None else week_label(self.now, zone)
         links = self._section_links(fitted.sections, run_of)
         left = [(n.id, role or "") for n, role in fitted.left_out]
-        closing = left_out_blocks(len(left), budget, left_out_value(run_key)) if left else []
+        t = dm_texts(self.services, reader)  # the reader's language
+        closing = left_out_blocks(len(left), budget, left_out_value(run_key), t) if left else []
         team_id, user_id = reader.key
         parts: list[PlannedPart] = []
         shown: list[tuple[int, int, str]] = []
         messages = dm_messages(
             week,
             False,
-            dm_sections(self.services, fitted.sections, links, zone),
+            dm_sections(self.services, fitted.sections, links, zone, t),
             self.services.taxonomy,
+            t,
             closing=closing,
         )
         for index, message in enumerate(messages, start=1):
@@ -487,13 +502,15 @@ def deliver_now(
     services: Services, client: WebClient | None, now: datetime, pacing: Pacing | None = None
 ) -> DmResult:
     """Every reader's DM now, whatever their time (`prdigest post`): readers whose DMs
-    are off or who are paused are left alone."""
+    are off or who are paused are left alone. Profiles a day old are asked again first
+    (each DM is in its reader's language, dated on their clock)."""
     delivery = ReaderDelivery(services, client, now, pacing)
     delivery.resume_open(timedelta(0))
     slot = f"{POST_SLOT}{uuid.uuid4().hex}"
+    readers = refresh_profiles(services, client, services.store.readers.all_readers(), now)
     due = [
         Due(r, slot, now)
-        for r in services.store.readers.all_readers()
+        for r in readers
         if not r.settings.dm_off and not (r.pause is not None and r.pause.active(now))
     ]
     return delivery.deliver(due)

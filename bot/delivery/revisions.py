@@ -17,6 +17,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from bot.delivery.languages import channel_texts
 from bot.delivery.pacing import ChannelPacer
 from bot.delivery.posting import EVENT_TYPE, DeliveryError, explain_slack_error, explain_unreachable
 from bot.domain import Role, RoleSection
@@ -42,6 +43,7 @@ class UpdateResult:
 def revised_payload(services: Services, message: StaleMessage) -> Message:
     """The message as it would be rendered now: same blocks, current notes, marks."""
     taxonomy = services.taxonomy
+    t = channel_texts(services.settings)  # thread messages are the channel's
     try:
         role = taxonomy.get(message.role)
     except KeyError:  # the role left the taxonomy since: keep its slug as its name
@@ -57,10 +59,10 @@ def revised_payload(services: Services, message: StaleMessage) -> Message:
         )
         if note_id in notes:
             revised = note_id in message.revised
-            blocks.append(menu_note_block(notes[note_id], role.slug, taxonomy, revised=revised))
+            blocks.append(menu_note_block(notes[note_id], role.slug, taxonomy, t, revised=revised))
         elif position == 0 and block.get("type") == "section" and notes:
             section = RoleSection(role=role, notes=tuple(notes.values()))
-            blocks.append(role_heading(section, message.addition, label))
+            blocks.append(role_heading(section, message.addition, t, label))
         else:
             blocks.append(block)
     return {**message.payload, "blocks": blocks}

@@ -21,6 +21,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.delivery.dm_fanout import DmFanout
+from bot.delivery.languages import channel_texts
 from bot.delivery.pacing import Pacing, RateController
 from bot.delivery.posting import (
     EVENT_TYPE,
@@ -35,9 +36,10 @@ from bot.delivery.posting import (
 from bot.delivery.reader_dms import DmResult, deliver_now, preview_dms
 from bot.delivery.revisions import revised_payload, update_revised_messages
 from bot.notes.digest import build_digest, week_label
+from bot.notes.sample_notes import NotesFolderError
 from bot.ops.logs import run_context
 from bot.render.digest_blocks import Message, note_ids_in, parent_message, role_messages
-from bot.services import Services, ingest_default
+from bot.services import Services, ingest_default, sample_note_ids
 from bot.store.ledger import (
     ChannelNote,
     Claim,
@@ -112,19 +114,25 @@ def require_channel(services: Services) -> str:
 # -- planning -------------------------------------------------------------------------
 
 
-def _channel_planner(services: Services, channel: str, week: str) -> Planner:
+def _channel_planner(
+    services: Services, channel: str, week: str, held: frozenset[int] = frozenset()
+) -> Planner:
+    """Renders a run's messages from the unposted notes, leaving out the `held` ones (the
+    bundled sample notes: they stay unposted)."""
+
     def plan(note_ids: list[int], addition: bool) -> Plan | None:
-        notes = services.store.get_notes(note_ids)
+        notes = services.store.get_notes([i for i in note_ids if i not in held])
         digest = build_digest(notes, services.taxonomy, week, addition)
         if digest.is_empty and (addition or not services.settings.post_empty):
             return None
-        parts = [PlannedPart("parent", "parent", channel, parent_message(digest))]
+        t = channel_texts(services.settings)
+        parts = [PlannedPart("parent", "parent", channel, parent_message(digest, t))]
         note_roles: dict[int, str] = {}
         note_parts: dict[int, str] = {}
         for section in digest.sections:
             slug = section.role.slug
             for index, message in enumerate(
-                role_messages(section, digest, services.taxonomy), start=1
+                role_messages(section, digest, services.taxonomy, t), start=1
             ):
                 name = f"role:{slug}:{index}"
                 parts.append(PlannedPart(name, "thread", channel, message))
@@ -384,15 +392,17 @@ def publish_weekly_digest(
     ledger = Ledger(services.store.engine)
     if dry_run:
         target = services.settings.channel or PLACEHOLDER_CHANNEL
-        preview = _dry_run(services, ledger, target, week, now, dms)
-        return _preview_updates(services, ledger, target, preview)
+        held = _held_back(services, ledger, target)
+        preview = _dry_run(services, ledger, target, week, now, dms, held)
+        return _preview_updates(services, ledger, target, _say_held_back(preview, held))
     channel = require_channel(services)
     if client is None:
         raise DeliveryError("a Slack client is needed to post; set SLACK_BOT_TOKEN")
     pacing = pacing or Pacing.from_settings(services.settings)
     result = RunResult("nothing_new", "nothing new to post", ingest_errors=_ingest(services, now))
+    held = _held_back(services, ledger, channel)
     key = slot_key(slot) if slot is not None else None
-    _claim_and_deliver(services, client, ledger, channel, week, key, pacing, result)
+    _claim_and_deliver(services, client, ledger, channel, week, key, pacing, result, held)
     if result.status in ("posted", "nothing_new"):
         _update_revised(services, client, channel, pacing, result)
     if dms and result.status in ("posted", "nothing_new"):
@@ -404,13 +414,40 @@ def publish_weekly_digest(
         result.message += f"; {result.dm.summary()}"
     if result.updated:
         result.message += f"; {result.updated} posted messages updated in place (revised)"
+    _say_held_back(result, held)
     log.info("weekly digest: %s", result.message)
     return result
 
 
+def _held_back(services: Services, ledger: Ledger, channel: str) -> frozenset[int]:
+    """The bundled sample notes in the store not yet posted to `channel`: a run never
+    posts them (they are what an older `prdigest preview` stored)."""
+    samples = sample_note_ids(services)
+    if not samples:
+        return frozenset()
+    return frozenset(samples) & frozenset(ledger.unposted_note_ids(channel))
+
+
+def _say_held_back(result: RunResult, held: frozenset[int]) -> RunResult:
+    if held:
+        result.message += (
+            f"; {len(held)} bundled sample notes in the store were left out "
+            "(`prdigest remove-samples` removes them)"
+        )
+    return result
+
+
 def _ingest(services: Services, now: datetime) -> list[str]:
-    """New note files first, so the run posts them; the files that failed, one line each."""
-    errors = [str(e) for e in ingest_default(services, now).errors]
+    """New note files first, so the run posts them; the files that failed, one line each.
+
+    An unset notes folder, or one holding the bundled samples, ends the run before anything
+    is posted (DeliveryError)."""
+    try:
+        report = ingest_default(services, now)
+    except NotesFolderError as exc:
+        log.error("weekly digest not posted: %s", exc)
+        raise DeliveryError(str(exc)) from None
+    errors = [str(e) for e in report.errors]
     for error in errors:
         log.warning("note file skipped: %s", error)
     return errors
@@ -425,11 +462,12 @@ def _claim_and_deliver(
     key: str | None,
     pacing: Pacing,
     result: RunResult,
+    held: frozenset[int],
 ) -> None:
     """Claim the channel's run for this week (or slot) and deliver it; an unfinished run
-    found first is resumed, then a new claim takes what it left out."""
+    found first is resumed, then a new claim takes what it left out (but the `held` notes)."""
     owner = process_identity()
-    planner = _channel_planner(services, channel, week)
+    planner = _channel_planner(services, channel, week, held)
     for _ in range(_MAX_CLAIMS):
         claim: Claim = ledger.claim_run(
             channel=channel, week=week, slot=key, owner=owner, plan=planner
@@ -493,11 +531,17 @@ def _preview_updates(
 
 
 def _dry_run(
-    services: Services, ledger: Ledger, channel: str, week: str, now: datetime, dms: bool
+    services: Services,
+    ledger: Ledger,
+    channel: str,
+    week: str,
+    now: datetime,
+    dms: bool,
+    held: frozenset[int],
 ) -> RunResult:
     ids = ledger.unposted_note_ids(channel)
     addition = ledger.week_posted(channel, week)
-    plan = _channel_planner(services, channel, week)(ids, addition)
+    plan = _channel_planner(services, channel, week, held)(ids, addition)
     result = RunResult("dry_run", "", addition=addition)
     unset = (
         f" ({PLACEHOLDER_CHANNEL} stands for the channel: PRDIGEST_CHANNEL is not set, "

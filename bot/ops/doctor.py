@@ -21,7 +21,9 @@ from slack_sdk.web import SlackResponse
 from bot.classify.taxonomy import TaxonomyError, load_taxonomy
 from bot.config import Settings, SettingsError, load_settings
 from bot.notes.ingest import NoteFileError, find_note_files, parse_note_file
+from bot.notes.sample_notes import NotesFolderError, sample_identities, team_notes_dir
 from bot.slack.client import BOT_SCOPES, describe_unreachable
+from bot.store import Store
 from bot.store.engine import MIGRATIONS, describe_unavailable
 
 OK, FAIL, SKIP = "ok", "FAIL", "skip"
@@ -58,7 +60,12 @@ def run_checks(now: datetime) -> Iterator[Check]:
         yield Check("settings", FAIL, f"{exc}: fix it in the environment or .env")
         return
     yield _guarded("settings", lambda: check_roles(settings))
-    yield _guarded("database", lambda: check_database(settings.database_url))
+    database = _guarded("database", lambda: check_database(settings.database_url))
+    yield database
+    if database.failed:
+        yield Check("sample notes", SKIP, "needs the database")
+    else:
+        yield _guarded("sample notes", lambda: check_sample_notes(settings.database_url))
     token_ok = False
     scopes: set[str] | None = None
     try:
@@ -132,9 +139,7 @@ def check_database(url: str) -> str:
                 f"{shown}: the file does not exist yet; `prdigest ingest` or `prdigest serve` "
                 "creates it (or fix PRDIGEST_DATABASE_URL)"
             )
-        engine = sa.create_engine(url)
-    else:
-        engine = sa.create_engine(url, connect_args={"connect_timeout": DB_CONNECT_TIMEOUT})
+    engine = _engine(url)
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     script = ScriptDirectory.from_config(config)
@@ -166,6 +171,32 @@ def check_database(url: str) -> str:
     )
 
 
+def _engine(url: str) -> sa.Engine:
+    """An engine that only reads (no migration), giving up on PostgreSQL after a few seconds."""
+    if sa.engine.make_url(url).get_backend_name() == "sqlite":
+        return sa.create_engine(url)
+    return sa.create_engine(url, connect_args={"connect_timeout": DB_CONNECT_TIMEOUT})
+
+
+def check_sample_notes(url: str) -> str:
+    """The store holds none of the bundled sample notes (an older `prdigest preview` stored
+    them in the team's database)."""
+    engine = _engine(url)
+    try:
+        found = len(Store(engine).notes_with_identity(sample_identities()))
+    except (sa.exc.SQLAlchemyError, OSError) as exc:
+        raise _CheckFailed(describe_unavailable(exc, url)) from None
+    finally:
+        engine.dispose()
+    if found:
+        raise _CheckFailed(
+            f"the store holds {found} of the sample notes bundled with prdigest (an older "
+            "`prdigest preview` stored them): `prdigest remove-samples` removes them "
+            "(`--dry-run` first shows what goes); they are never posted"
+        )
+    return "none of the sample notes bundled with prdigest is in the store"
+
+
 # -- Slack ------------------------------------------------------------------------------
 
 
@@ -187,7 +218,7 @@ def _auth_test(settings: Settings) -> SlackResponse:
     if settings.slack_bot_token is None or not settings.slack_bot_token.get_secret_value():
         raise _CheckFailed(
             "SLACK_BOT_TOKEN is not set: use the app's Bot User OAuth Token (xoxb-…), "
-            "see 'Slack app setup' in the README"
+            "see 'Slack app setup' in deploy/README.md"
         )
     try:
         return _client(settings).auth_test()
@@ -261,7 +292,13 @@ def check_channel(settings: Settings) -> str:
 # -- files and schedule -----------------------------------------------------------------
 
 
-def check_digests(folder: Path) -> str:
+def check_digests(setting: Path | None) -> str:
+    """The team's notes folder: set, not the bundled samples, a folder, and every file parses.
+    A folder without note files passes (the store's notes are still posted)."""
+    try:
+        folder = team_notes_dir(setting)
+    except NotesFolderError as exc:
+        raise _CheckFailed(str(exc)) from None
     if not folder.is_dir():
         raise _CheckFailed(
             f"{folder} is not a folder: create it or set PRDIGEST_DIGESTS_DIR to the folder "
@@ -280,6 +317,11 @@ def check_digests(folder: Path) -> str:
         raise _CheckFailed(
             f"{len(errors)} of {len(files)} files in {folder} do not parse: {errors[0]}{more}; "
             "fix them or move them out"
+        )
+    if not files:
+        return (
+            f"{folder}: no note files yet (.txt or .md); `prdigest ingest` reads the team's "
+            "notes from there"
         )
     return f"{folder}: {len(files)} files, {notes} notes, all parse"
 

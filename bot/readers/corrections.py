@@ -83,7 +83,10 @@ def fix_note(
     """
     found = services.store.get_notes([note_id])
     if not found:
-        raise FixError(f"no note with id {note_id} (`prdigest notes --json` shows the ids)")
+        raise FixError(
+            f"no note with id {note_id}: `prdigest notes` and `prdigest lookup` show each "
+            "note's id (as #12)"
+        )
     before = found[0]
     slugs, chosen = resolve_fix_roles(services.taxonomy, roles, primary)
     fix = NoteFix(

@@ -1,5 +1,5 @@
 """A reader's own DM settings from `/prdigest`: the reading budget (`budget`) and the day,
-time and on/off of their weekly DM (`dm`), shown and changed.
+time and on/off of their weekly DM (`dm`), shown and changed, in the reader's language.
 
 Each function does one change for one user and returns the reply; bad input never gets
 here (the parser in `bot.slack.prdigest` refuses it). The reader's Slack profile (their
@@ -12,6 +12,7 @@ from datetime import datetime, time, timedelta
 
 from bot.config import Settings
 from bot.domain import Pause, ReaderProfile, ReaderSettings
+from bot.i18n.texts import Texts
 from bot.readers.schedule import dm_schedule, reader_zone
 from bot.render.reader_settings import DmTimes, budget_reply, dm_reply
 from bot.render.replies import Message
@@ -25,16 +26,18 @@ def reader_budget(settings: Settings, own: ReaderSettings) -> int:
 
 
 def budget(
-    services: Services, team_id: str, user_id: str, change: str, value: int | None
+    services: Services, team_id: str, user_id: str, change: str, value: int | None, t: Texts
 ) -> Message:
     """`budget` shows it (`change` "show"), sets it ("set", `value` 0 for all) or goes back
     to PRDIGEST_DM_BUDGET ("default")."""
     readers = services.store.readers
     if change == "show":
         own = readers.settings(team_id, user_id)
-        return budget_reply(reader_budget(services.settings, own), own.budget is not None, False)
+        return budget_reply(reader_budget(services.settings, own), own.budget is not None, False, t)
     updated = readers.update_settings(team_id, user_id, budget=value if change == "set" else None)
-    return budget_reply(reader_budget(services.settings, updated), updated.budget is not None, True)
+    return budget_reply(
+        reader_budget(services.settings, updated), updated.budget is not None, True, t
+    )
 
 
 def dm_times(
@@ -84,6 +87,7 @@ def dm(
     user_id: str,
     now: datetime,
     profile: ReaderProfile | None,
+    t: Texts,
     change: str,
     weekday: int | None = None,
     at: time | None = None,
@@ -106,4 +110,4 @@ def dm(
         after = before
     pause = readers.pause_of(team_id, user_id)
     times = dm_times(services, team_id, user_id, after, profile, pause, now)
-    return dm_reply(times, change, was_off=before.dm_off)
+    return dm_reply(times, change, t, was_off=before.dm_off)

@@ -1,4 +1,4 @@
-"""Readers' own settings from `/prdigest`: saved searches (`watch`) and pauses.
+"""Readers' own settings from `/prdigest`: saved searches (`watch`), pauses and language.
 
 Each function does one change for one user and returns the reply; bad input never gets
 here (the parser in `bot.slack.prdigest` refuses it), except what needs the clock or the store.
@@ -8,71 +8,106 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 
+from bot.i18n.texts import N_, Language, Texts, reader_language, texts_for
 from bot.readers.reading_list import AWAY_MAX_NOTES
 from bot.render.blocks import escaped
-from bot.render.replies import Message, confirm_reply, error_reply, pause_text
+from bot.render.replies import Message, confirm_reply, error_reply, pause_text, sentences
 from bot.services import Services, lookup
 from bot.store.readers import MAX_WATCHES, WatchOutcome
 
 MAX_WATCH_CHARS = 100
 MAX_PAUSE_DAYS = 365
+AUTO_LANGUAGE = "auto"  # `lang auto`: Slack's language for the reader decides
+
+LANGUAGE_NAMES = {
+    Language.ZH: N_("Chinese"),
+    Language.EN: N_("English"),
+    Language.BOTH: N_("Chinese and English side by side"),
+}
 
 
-def _shown(query: str) -> str:
-    return f"“{escaped(query, 100)}”"
+def _shown(query: str, t: Texts) -> str:
+    return t.gettext("“{query}”", query=escaped(query, 100))
 
 
 def watch(
-    services: Services, team_id: str, user_id: str, query: str, lookup_command: str | None
+    services: Services,
+    team_id: str,
+    user_id: str,
+    query: str,
+    lookup_command: str | None,
+    t: Texts,
 ) -> Message:
     """Save a search; the reply counts the stored notes it matches by the rule the weekly
     DM applies (every word, or the named role) and names `lookup_command`, a `/prdigest`
     lookup that lists exactly those notes (None when the words would read as a command)."""
     outcome = services.store.readers.watch(team_id, user_id, query)
+    shown = _shown(query, t)
     if outcome is WatchOutcome.EXISTS:
-        return confirm_reply(f"You already watch {_shown(query)}; nothing changed.")
+        return confirm_reply(t.gettext("You already watch {query}; nothing changed.", query=shown))
     if outcome is WatchOutcome.FULL:
         return error_reply(
-            f"You watch {MAX_WATCHES} searches, the most allowed. `/prdigest unwatch …` one "
-            "first. Nothing was changed."
+            t.gettext(
+                "You watch {count} searches, the most allowed. `/prdigest unwatch …` one "
+                "first. Nothing was changed.",
+                count=MAX_WATCHES,
+            )
         )
     found = lookup(services, query, limit=1)
     page = found.page
     # A lookup falls back to notes with any of the words; a watch never does.
     total = 0 if page.any_word else page.total
     if found.role is not None:
-        rule = (
-            f"it names the role `{found.role.slug}`, so each weekly DM adds that role's new "
-            "notes, whatever their verdict"
+        rule = t.gettext(
+            "it names the role `{role}`, so each weekly DM adds that role's new "
+            "notes, whatever their verdict",
+            role=found.role.slug,
         )
     elif len(found.query.terms) > 1:
-        rule = "each weekly DM adds the new notes that have all of its words"
+        rule = t.gettext("each weekly DM adds the new notes that have all of its words")
     else:
-        rule = "each weekly DM adds the new notes that have this word"
+        rule = t.gettext("each weekly DM adds the new notes that have this word")
     if total == 0:
         if found.role is not None:
-            missing = "That role has no stored notes yet."
+            missing = t.gettext("That role has no stored notes yet.")
+        elif len(found.query.terms) > 1:
+            missing = t.gettext("No stored note has them all yet.")
         else:
-            missing = "No stored note has them all yet." if len(found.query.terms) > 1 else ""
-            missing = missing or "No stored note has it yet."
-        return confirm_reply(f"Watching {_shown(query)}: {rule}. {missing}")
-    count = (
-        "1 stored note matches"
-        if total == 1 and not page.capped
-        else f"{page.total_text} stored notes match"
+            missing = t.gettext("No stored note has it yet.")
+        return confirm_reply(
+            t.gettext(
+                "Watching {query}: {rule}. {missing}", query=shown, rule=rule, missing=missing
+            )
+        )
+    count = t.ngettext(
+        "{count} stored note matches",
+        "{count} stored notes match",
+        total if not page.capped else 2,
+        count=page.total_text,
     )
-    where = f"; `{escaped(lookup_command, 120)}` lists them" if lookup_command else ""
-    return confirm_reply(f"Watching {_shown(query)}: {rule} ({count} now{where}).")
+    if lookup_command:
+        listed = t.gettext(
+            "{count} now; `{command}` lists them", count=count, command=escaped(lookup_command, 120)
+        )
+    else:
+        listed = t.gettext("{count} now", count=count)
+    return confirm_reply(
+        t.gettext("Watching {query}: {rule} ({listed}).", query=shown, rule=rule, listed=listed)
+    )
 
 
-def unwatch(services: Services, team_id: str, user_id: str, query: str | None) -> Message:
+def unwatch(services: Services, team_id: str, user_id: str, query: str | None, t: Texts) -> Message:
     gone = services.store.readers.unwatch(team_id, user_id, query)
     if gone:
-        return confirm_reply("Stopped watching " + ", ".join(_shown(q) for q in gone) + ".")
+        searches = ", ".join(_shown(q, t) for q in gone)
+        return confirm_reply(t.gettext("Stopped watching {searches}.", searches=searches))
     if query is None:
-        return confirm_reply("You watch no searches; nothing changed.")
+        return confirm_reply(t.gettext("You watch no searches; nothing changed."))
     return error_reply(
-        f"You do not watch {_shown(query)}; nothing changed. `/prdigest list` shows your watches."
+        t.gettext(
+            "You do not watch {query}; nothing changed. `/prdigest list` shows your watches.",
+            query=_shown(query, t),
+        )
     )
 
 
@@ -83,6 +118,7 @@ def pause(
     now: datetime,
     days: int,
     until_day: date | None,
+    t: Texts,
 ) -> Message:
     """Pause from now for `days`, or until the start of `until_day` in PRDIGEST_TIMEZONE
     (its first moment there: midnight, or the hour a clock change begins it with).
@@ -96,27 +132,83 @@ def pause(
         until = datetime.combine(until_day, time(), zone).astimezone(UTC)
         if until <= now:
             return error_reply(
-                f"{until_day.isoformat()} is not in the future; pause until a later day. "
-                "Nothing was changed."
+                t.gettext(
+                    "{day} is not in the future; pause until a later day. Nothing was changed.",
+                    day=until_day.isoformat(),
+                )
             )
         if until - now > timedelta(days=MAX_PAUSE_DAYS):
-            return error_reply(f"A pause lasts at most {MAX_PAUSE_DAYS} days. Nothing was changed.")
+            return error_reply(
+                t.gettext(
+                    "A pause lasts at most {days} days. Nothing was changed.", days=MAX_PAUSE_DAYS
+                )
+            )
     else:
         until = now + timedelta(days=days)
     paused = services.store.readers.pause(team_id, user_id, now, until)
     return confirm_reply(
-        f"{pause_text(paused, now, zone)}: no weekly DMs until then. The first DM after it "
-        f"adds what you missed (up to {AWAY_MAX_NOTES} notes); `/prdigest resume` "
-        "ends the pause early."
+        t.gettext(
+            "{paused}: no weekly DMs until then. The first DM after it adds what you missed "
+            "(up to {count} notes); `/prdigest resume` ends the pause early.",
+            paused=pause_text(paused, now, zone, t),
+            count=AWAY_MAX_NOTES,
+        )
     )
 
 
-def resume(services: Services, team_id: str, user_id: str, now: datetime) -> Message:
+def resume(services: Services, team_id: str, user_id: str, now: datetime, t: Texts) -> Message:
     ended = services.store.readers.resume(team_id, user_id, now)
     if ended is None:
-        return confirm_reply("You are not paused; nothing changed.")
+        return confirm_reply(t.gettext("You are not paused; nothing changed."))
     since = ended.started_at.astimezone(services.settings.zone).date().isoformat()
     return confirm_reply(
-        f"Welcome back: weekly DMs are on again. The next one adds the notes you "
-        f"missed since {since} (up to {AWAY_MAX_NOTES})."
+        t.gettext(
+            "Welcome back: weekly DMs are on again. The next one adds the notes you "
+            "missed since {since} (up to {count}).",
+            since=since,
+            count=AWAY_MAX_NOTES,
+        )
     )
+
+
+def language(
+    services: Services, team_id: str, user_id: str, choice: str | None, t: Texts
+) -> Message:
+    """`lang` alone: the reader's language and where it comes from. `lang zh|en` keeps that
+    language whatever Slack says; `lang auto` follows Slack's language for them again.
+    The reply is in the language in effect afterwards."""
+    readers = services.store.readers
+    if choice is None:
+        own = readers.settings(team_id, user_id)
+    else:
+        own = readers.update_settings(
+            team_id, user_id, language=None if choice == AUTO_LANGUAGE else choice
+        )
+    profile = readers.profile(team_id, user_id)
+    now_in = reader_language(own, profile, Language(services.settings.language))
+    t = texts_for(now_in)
+    name = t.gettext(LANGUAGE_NAMES[now_in])
+    if own.language is not None:
+        said = (
+            t.gettext("You read prdigest in {language}: you chose it.", language=name)
+            if choice is None
+            else t.gettext("Done: prdigest now writes to you in {language}.", language=name)
+        )
+        how = t.gettext("`/prdigest lang auto` follows the language Slack shows you instead.")
+    elif profile is not None and profile.locale:
+        said = t.gettext(
+            "You read prdigest in {language}, the language Slack shows you ({locale}).",
+            language=name,
+            locale=escaped(profile.locale, 20),
+        )
+        how = t.gettext("`/prdigest lang zh` or `/prdigest lang en` keeps one whatever Slack says.")
+    else:
+        said = t.gettext(
+            "You read prdigest in {language}, this workspace's default: Slack has not said "
+            "which language it shows you.",
+            language=name,
+        )
+        how = t.gettext("`/prdigest lang zh` or `/prdigest lang en` keeps one whatever Slack says.")
+    if choice == AUTO_LANGUAGE:
+        said = sentences([t.gettext("Done: prdigest follows your Slack language again."), said], t)
+    return confirm_reply(sentences([said, how], t))

@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.classify.taxonomy import Taxonomy
 from bot.domain import Confidence, Note, Verdict
+from bot.i18n.texts import Texts
 from bot.render.mrkdwn import clip, escape, escaped, link
 
 __all__ = ["clip", "escape", "escaped", "link"]  # the text rules, re-exported for builders
@@ -32,7 +33,6 @@ MORE_ACTION_ID = "prdigest_more"
 NOTE_MENU_ACTION_ID = "prdigest_note"  # per note: "prdigest_note:<id>"; values below
 FIX_OPTION = "fix"  # option value "fix:<id>": open the correction modal
 SHOW_OPTION = "show"  # option value "show:<id>": the whole note, only to the clicker
-REVISED_MARK = ":pencil2: _已更新 / revised_"
 RESUME_ACTION_ID = "prdigest_resume"  # App Home, while paused
 UNWATCH_ACTION_ID = "prdigest_unwatch"  # App Home; button value: the watched search
 
@@ -43,15 +43,17 @@ VERDICT_EMOJI = {
 }
 
 
-# Shown after the badge when the note's words said little about how closely to read it.
-LOW_CONFIDENCE = "_(low confidence)_"
+def verdict_badge(verdict: Verdict, t: Texts) -> str:
+    return f"{VERDICT_EMOJI[verdict]} *{t.verdict(verdict)}*"
 
 
-def verdict_badge(verdict: Verdict) -> str:
-    return f"{VERDICT_EMOJI[verdict]} *{verdict.badge}*"
+def revised_mark(t: Texts) -> str:
+    """The line under a note whose posted message was updated."""
+    revised = t.side_by_side("revised")
+    return f":pencil2: _{revised}_"
 
 
-def note_mrkdwn(note: Note, role: str | None, taxonomy: Taxonomy) -> str:
+def note_mrkdwn(note: Note, role: str | None, taxonomy: Taxonomy, t: Texts) -> str:
     """Title (linked to the PR when known), verdict badge, roles and the for-whom line."""
     if note.pr_url:
         heading = f"*{link(note.pr_url, note.title, MAX_TITLE_CHARS)}*  #{note.pr}"
@@ -61,32 +63,38 @@ def note_mrkdwn(note: Note, role: str | None, taxonomy: Taxonomy) -> str:
     names = []
     for slug in note.roles:
         try:
-            names.append(taxonomy.get(slug).name_zh)
+            names.append(t.role_name(taxonomy.get(slug), both="{zh}"))
         except KeyError:
             names.append(slug)
-    unsure = f" {LOW_CONFIDENCE}" if note.verdict_confidence is Confidence.LOW else ""
-    lines = [heading, f"{verdict_badge(verdict)}{unsure} · {escaped(' · '.join(names), 600)}"]
+    # After the badge when the note's words said little about how closely to read it.
+    unsure = (
+        " _" + t.gettext("(low confidence)") + "_"
+        if note.verdict_confidence is Confidence.LOW
+        else ""
+    )
+    badge = verdict_badge(verdict, t)
+    lines = [heading, f"{badge}{unsure} · {escaped(' · '.join(names), 600)}"]
     if note.excerpt:
         lines.append(f"> {escaped(note.excerpt, 400)}")
     return clip("\n".join(lines), MAX_SECTION_TEXT)
 
 
-def note_block(note: Note, role: str | None, taxonomy: Taxonomy) -> Block:
+def note_block(note: Note, role: str | None, taxonomy: Taxonomy, t: Texts) -> Block:
     return {
         "type": "section",
         "block_id": f"note-{note.id}",
-        "text": {"type": "mrkdwn", "text": note_mrkdwn(note, role, taxonomy)},
+        "text": {"type": "mrkdwn", "text": note_mrkdwn(note, role, taxonomy, t)},
     }
 
 
-def note_menu(note: Note) -> dict[str, Any]:
+def note_menu(note: Note, t: Texts) -> dict[str, Any]:
     """The "…" menu of a note in a digest thread or a lookup reply."""
     options: list[dict[str, Any]] = [
-        _option("Fix roles…", f"{FIX_OPTION}:{note.id}"),
-        _option("Show the whole note", f"{SHOW_OPTION}:{note.id}"),
+        _option(t.gettext("Fix roles…"), f"{FIX_OPTION}:{note.id}"),
+        _option(t.gettext("Show the whole note"), f"{SHOW_OPTION}:{note.id}"),
     ]
     if note.pr_url and len(note.pr_url) <= 3000:
-        options.append({**_option("Open the PR", f"pr:{note.id}"), "url": note.pr_url})
+        options.append({**_option(t.gettext("Open the PR"), f"pr:{note.id}"), "url": note.pr_url})
     return {
         "type": "overflow",
         "action_id": f"{NOTE_MENU_ACTION_ID}:{note.id}",
@@ -99,24 +107,30 @@ def _option(text: str, value: str) -> dict[str, Any]:
 
 
 def menu_note_block(
-    note: Note, role: str | None, taxonomy: Taxonomy, *, revised: bool = False, mark: str = ""
+    note: Note,
+    role: str | None,
+    taxonomy: Taxonomy,
+    t: Texts,
+    *,
+    revised: bool = False,
+    mark: str = "",
 ) -> Block:
     """A note with its "…" menu, marked "revised" when its posted message was updated, or
     with another `mark` (a line of mrkdwn, already escaped)."""
-    block = note_block(note, role, taxonomy)
-    mark = REVISED_MARK if revised else mark
+    block = note_block(note, role, taxonomy, t)
+    mark = revised_mark(t) if revised else mark
     if mark:
         text = clip(block["text"]["text"], MAX_SECTION_TEXT - len(mark) - 1)
         block["text"]["text"] = f"{text}\n{mark}"
-    block["accessory"] = note_menu(note)
+    block["accessory"] = note_menu(note, t)
     return block
 
 
-def note_plain_text(note: Note, role: str | None) -> str:
+def note_plain_text(note: Note, role: str | None, t: Texts) -> str:
     """The notification/fallback line for a note (the fallback `text` is mrkdwn too)."""
     verdict = note.verdict_for(role) if role else note.verdict
     url = f" {escape(note.pr_url)}" if note.pr_url else ""
-    return f"[{verdict.value}] {escaped(note.title, MAX_TITLE_CHARS)}{url}"
+    return f"[{t.verdict_word(verdict)}] {escaped(note.title, MAX_TITLE_CHARS)}{url}"
 
 
 def header_block(text: str) -> Block:

@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.classify.taxonomy import Taxonomy
 from bot.domain import Digest, Note, Role, RoleSection, Verdict
+from bot.i18n.texts import Texts
 from bot.render.blocks import (
     SUBSCRIBE_ACTION_ID,
     Block,
@@ -30,57 +31,66 @@ from bot.render.blocks import (
 
 Message = dict[str, Any]
 
-TITLE = "vLLM 精读推荐"
-ADDITION_LABEL = "补充 / addition"
 TOP_DEEP_READS = 5
 # Room kept in every reply for its heading and the subscribe button.
 _RESERVE_BLOCKS = 2
 _RESERVE_CHARS = 600
 
 
-def digest_title(week: str, addition: bool) -> str:
+def addition_label(t: Texts) -> str:
+    """What marks a follow-up to a digest already posted: "补充 / addition" in `BOTH`."""
+    return t.side_by_side("addition")
+
+
+def digest_title(week: str, addition: bool, t: Texts) -> str:
     """ "vLLM 精读推荐 · 2026-W48", with "· 补充 / addition" for a follow-up."""
-    title = f"{TITLE} · {week}"
-    return f"{title} · {ADDITION_LABEL}" if addition else title
+    name = t.side_by_side("vLLM reading list", both="{zh}")
+    title = f"{name} · {week}"
+    return f"{title} · {addition_label(t)}" if addition else title
 
 
-def _tally(section: RoleSection) -> str:
+def note_count(count: int, t: Texts) -> str:
+    return t.ngettext("{count} note", "{count} notes", count, count=count)
+
+
+def _tally(section: RoleSection, t: Texts) -> str:
     counts = section.counts()
-    return " · ".join(f"{v.badge} {counts[v]}" for v in Verdict if counts[v])
+    return " · ".join(f"{t.verdict(v)} {counts[v]}" for v in Verdict if counts[v])
 
 
 def _note_link(note: Note) -> str:
     return link(note.pr_url, note.title, 150) if note.pr_url else escaped(note.title, 150)
 
 
-def parent_message(digest: Digest) -> Message:
+def parent_message(digest: Digest, t: Texts) -> Message:
     """Header, notes per role with verdict counts, and the week's top deep reads."""
-    title = digest_title(digest.week, digest.addition)
+    title = digest_title(digest.week, digest.addition, t)
     blocks: list[Block] = [header_block(title)]
     if digest.is_empty:
-        blocks.append(section_block("本周没有新的笔记。 / No new notes this week."))
-        return {"text": f"{title}: no new notes", "blocks": blocks}
+        blocks.append(section_block(t.side_by_side("No new notes this week.")))
+        return {"text": t.gettext("{title}: no new notes", title=title), "blocks": blocks}
     intro = (
-        "本周补充的笔记 / Notes that arrived after this week's digest"
+        t.side_by_side("Notes that arrived after this week's digest")
         if digest.addition
-        else "本周的 PR 阅读推荐 / This week's PR reading list"
+        else t.side_by_side("This week's PR reading list")
     )
-    lines = [f"*{intro}* — {len(digest.notes)} notes"]
+    count = len(digest.notes)
+    lines = [f"*{intro}* — {note_count(count, t)}"]
     for section in digest.sections:
-        lines.append(f"• *{escape(section.role.label)}*: {len(section.notes)}  ({_tally(section)})")
+        name = escape(t.role_name(section.role))
+        lines.append(f"• *{name}*: {len(section.notes)}  ({_tally(section, t)})")
     blocks.append(section_block("\n".join(lines)))
     top = digest.top_deep_reads(TOP_DEEP_READS)
     if top:
         reads = [f"{i}. {_note_link(n)}" for i, n in enumerate(top, start=1)]
-        blocks.append(section_block("*本周精读 / Top deep reads*\n" + "\n".join(reads)))
-    blocks.append(
-        context_block("每个角色一个话题串，见下方回复。 / One thread reply per role below.")
-    )
-    return {"text": f"{title}: {len(digest.notes)} notes", "blocks": blocks}
+        heading = t.side_by_side("Top deep reads")
+        blocks.append(section_block(f"*{heading}*\n" + "\n".join(reads)))
+    blocks.append(context_block(t.side_by_side("One thread reply per role below.")))
+    return {"text": f"{title}: {note_count(count, t)}", "blocks": blocks}
 
 
-def subscribe_block(role: Role) -> Block:
-    label = f"Subscribe me to {role.name_en}"
+def subscribe_block(role: Role, t: Texts) -> Block:
+    label = t.gettext("Subscribe me to {role}", role=t.role_name(role, both="{en}"))
     return {
         "type": "actions",
         "block_id": f"subscribe-{role.slug}",
@@ -88,33 +98,35 @@ def subscribe_block(role: Role) -> Block:
     }
 
 
-def role_heading(section: RoleSection, addition: bool, part: str = "") -> Block:
+def role_heading(section: RoleSection, addition: bool, t: Texts, part: str = "") -> Block:
     """The first block of a role's thread reply: the role, its note count and verdicts."""
-    label = f" · {ADDITION_LABEL}" if addition else ""
+    label = f" · {addition_label(t)}" if addition else ""
     return section_block(
-        f"*{escape(section.role.label)}*{part} — {len(section.notes)} notes · "
-        f"{_tally(section)}{label}"
+        f"*{escape(t.role_name(section.role))}*{part} — {note_count(len(section.notes), t)} · "
+        f"{_tally(section, t)}{label}"
     )
 
 
-def role_messages(section: RoleSection, digest: Digest, taxonomy: Taxonomy) -> list[Message]:
+def role_messages(
+    section: RoleSection, digest: Digest, taxonomy: Taxonomy, t: Texts
+) -> list[Message]:
     """One role's thread replies: its notes best first, split where Block Kit requires.
 
     Every reply starts with the role heading; the last one carries the subscribe button.
     """
     role = section.role
-    groups = [[menu_note_block(n, role.slug, taxonomy)] for n in section.notes]
+    groups = [[menu_note_block(n, role.slug, taxonomy, t)] for n in section.notes]
     packed = pack_groups(groups, reserve_blocks=_RESERVE_BLOCKS, reserve_chars=_RESERVE_CHARS)
     out: list[Message] = []
     for index, chunk in enumerate(packed, start=1):
         part = f" ({index}/{len(packed)})" if len(packed) > 1 else ""
-        blocks: list[Block] = [role_heading(section, digest.addition, part), *chunk]
+        blocks: list[Block] = [role_heading(section, digest.addition, t, part), *chunk]
         if index == len(packed):
-            blocks.append(subscribe_block(role))
+            blocks.append(subscribe_block(role, t))
         out.append(
             {
-                "text": f"{digest_title(digest.week, digest.addition)} · "
-                f"{escape(role.label)}{part}",
+                "text": f"{digest_title(digest.week, digest.addition, t)} · "
+                f"{escape(t.role_name(role))}{part}",
                 "blocks": blocks,
             }
         )
@@ -138,23 +150,24 @@ def dm_messages(
     addition: bool,
     sections: Sequence[DmSection],
     taxonomy: Taxonomy,
+    t: Texts,
     closing: Sequence[Block] = (),
 ) -> list[Message]:
     """A subscriber's DM: the new notes of their roles, split only when needed; `closing`
     ends the last message (what was left out over the reader's budget)."""
-    title = digest_title(week, addition)
+    title = digest_title(week, addition, t)
     groups: list[list[Block]] = []
     for section in sections:
         thread = (
-            f" · {link(section.thread_link, '频道话题串 / channel thread', 100)}"
+            " · " + link(section.thread_link, t.side_by_side("channel thread"), 100)
             if section.thread_link
             else ""
         )
-        label = section.heading or (section.role.label if section.role else "")
+        label = section.heading or (t.role_name(section.role) if section.role else "")
         heading = section_block(f"*{escaped(label, 200)}* — {len(section.notes)}{thread}")
         slug = section.role.slug if section.role else None
         for i, note in enumerate(section.notes):
-            block = note_block(note, slug, taxonomy)
+            block = note_block(note, slug, taxonomy, t)
             groups.append([heading, block] if i == 0 else [block])
         if section.footer and groups:
             groups[-1].append(context_block(section.footer))
@@ -169,8 +182,16 @@ def dm_messages(
     for index, chunk in enumerate(packed, start=1):
         part = f" ({index}/{len(packed)})" if len(packed) > 1 else ""
         top: Block = header_block(f"{title}{part}")
+        text = t.ngettext(
+            "{title}: {count} note for you{part}",
+            "{title}: {count} notes for you{part}",
+            total,
+            title=title,
+            count=total,
+            part=part,
+        )
         end = closing if index == len(packed) else []
-        out.append({"text": f"{title}: {total} notes for you{part}", "blocks": [top, *chunk, *end]})
+        out.append({"text": text, "blocks": [top, *chunk, *end]})
     return out
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.classify.taxonomy import Taxonomy
 from bot.domain import MAX_NOTE_ID, Note, NoteFix, Role, Verdict
+from bot.i18n.texts import N_, Texts
 from bot.render.blocks import Block, context_block, section_block, verdict_badge
 from bot.render.mrkdwn import clip, escape, escaped, link
 from bot.render.replies import Message, error_reply, message
@@ -27,12 +28,11 @@ MAX_CHECKBOXES = 10  # Slack's limit; larger taxonomies get a multi-select
 MAX_SELECT_OPTIONS = 100
 MAX_OPTION_TEXT = 75
 MAX_OPTION_VALUE = 150  # Slack's limit on an option's value
-VIEW_TITLE = "Fix roles"
 _VERDICTS = frozenset(v.value for v in Verdict)
 _VERDICT_TEXT = {
-    Verdict.DEEP: "精读 deep: worth a close read",
-    Verdict.SKIM: "浏览 skim: worth a skim",
-    Verdict.SKIP: "可略过 skip: can be skipped",
+    Verdict.DEEP: N_("{verdict}: worth a close read"),
+    Verdict.SKIM: N_("{verdict}: worth a skim"),
+    Verdict.SKIP: N_("{verdict}: can be skipped"),
 }
 
 
@@ -43,8 +43,8 @@ def _option(text: str, value: str) -> dict[str, Any]:
     }
 
 
-def _role_option(role: Role) -> dict[str, Any]:
-    return _option(f"{role.label} ({role.slug})", role.slug)
+def _role_option(role: Role, t: Texts) -> dict[str, Any]:
+    return _option(f"{t.role_name(role)} ({role.slug})", role.slug)
 
 
 def _offered_roles(taxonomy: Taxonomy, current: Sequence[str]) -> list[Role]:
@@ -57,33 +57,35 @@ def _offered_roles(taxonomy: Taxonomy, current: Sequence[str]) -> list[Role]:
 
 
 def fix_modal(
-    note: Note, fix: NoteFix | None, taxonomy: Taxonomy, channel: str | None
+    note: Note, fix: NoteFix | None, taxonomy: Taxonomy, channel: str | None, t: Texts
 ) -> dict[str, Any]:
     """The modal: the note's roles as checkboxes (a multi-select past ten roles), the
     primary role and the verdict as selects, each set to the note's current values."""
     offered = _offered_roles(taxonomy, note.roles)
     current = [r for r in offered if r.slug in note.roles]
-    options = [_role_option(r) for r in offered]
-    initial = [_role_option(r) for r in current]
+    options = [_role_option(r, t) for r in offered]
+    initial = [_role_option(r, t) for r in current]
     roles_element: dict[str, Any] = {
         "type": "checkboxes" if len(options) <= MAX_CHECKBOXES else "multi_static_select",
         "action_id": ROLES_BLOCK,
         "options": options,
     }
     if roles_element["type"] == "multi_static_select":
-        roles_element["placeholder"] = {"type": "plain_text", "text": "Pick roles"}
+        roles_element["placeholder"] = {"type": "plain_text", "text": t.gettext("Pick roles")}
     if initial:
         roles_element["initial_options"] = initial
     primary_element: dict[str, Any] = {
         "type": "static_select",
         "action_id": PRIMARY_BLOCK,
-        "placeholder": {"type": "plain_text", "text": "Pick the primary role"},
+        "placeholder": {"type": "plain_text", "text": t.gettext("Pick the primary role")},
         "options": options,
     }
     primary = next((r for r in offered if r.slug == note.primary_role), None)
     if primary is not None:
-        primary_element["initial_option"] = _role_option(primary)
-    verdicts = [_option(_VERDICT_TEXT[v], v.value) for v in Verdict]
+        primary_element["initial_option"] = _role_option(primary, t)
+    verdicts = [
+        _option(t.gettext(_VERDICT_TEXT[v], verdict=t.verdict(v)), v.value) for v in Verdict
+    ]
     verdict_element = {
         "type": "static_select",
         "action_id": VERDICT_BLOCK,
@@ -91,21 +93,22 @@ def fix_modal(
         "initial_option": verdicts[list(Verdict).index(note.verdict)],
     }
     title = link(note.pr_url, note.title, 300) if note.pr_url else escaped(note.title, 300)
+    badge = verdict_badge(note.verdict, t)
     blocks: list[Block] = [
-        section_block(f"*{title}*\n{verdict_badge(note.verdict)} · note #{note.id}"),
-        _input(ROLES_BLOCK, "Roles: who should read it", roles_element),
-        _input(PRIMARY_BLOCK, "Primary role: the thread it belongs in", primary_element),
-        _input(VERDICT_BLOCK, "Verdict", verdict_element),
-        context_block(_fix_line(fix)),
+        section_block(f"*{title}*\n{badge} · " + t.gettext("note #{id}", id=note.id)),
+        _input(ROLES_BLOCK, t.gettext("Roles: who should read it"), roles_element),
+        _input(PRIMARY_BLOCK, t.gettext("Primary role: the thread it belongs in"), primary_element),
+        _input(VERDICT_BLOCK, t.gettext("Verdict"), verdict_element),
+        context_block(_fix_line(fix, t)),
     ]
     metadata = json.dumps({"note": note.id, "channel": channel or ""})
     return {
         "type": "modal",
         "callback_id": FIX_CALLBACK_ID,
         "private_metadata": metadata,
-        "title": {"type": "plain_text", "text": VIEW_TITLE},
-        "submit": {"type": "plain_text", "text": "Save"},
-        "close": {"type": "plain_text", "text": "Cancel"},
+        "title": {"type": "plain_text", "text": clip(t.gettext("Fix roles"), 24, plain=True)},
+        "submit": {"type": "plain_text", "text": t.gettext("Save")},
+        "close": {"type": "plain_text", "text": t.gettext("Cancel")},
         "blocks": blocks,
     }
 
@@ -119,11 +122,15 @@ def _input(block_id: str, label: str, element: dict[str, Any]) -> Block:
     }
 
 
-def _fix_line(fix: NoteFix | None) -> str:
+def _fix_line(fix: NoteFix | None, t: Texts) -> str:
     if fix is None:
-        return "Set by the classifier. A fix wins over it from now on, for everyone."
+        return t.gettext("Set by the classifier. A fix wins over it from now on, for everyone.")
     when = fix.fixed_at.strftime("%Y-%m-%d %H:%M UTC")
-    return f"Last fixed by {escape(fix.fixed_by)} on {when}. Saving replaces that fix."
+    return t.gettext(
+        "Last fixed by {editor} on {when}. Saving replaces that fix.",
+        editor=escape(fix.fixed_by),
+        when=when,
+    )
 
 
 @dataclass(frozen=True)
@@ -186,64 +193,79 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def form_errors(form: FixForm, taxonomy: Taxonomy) -> dict[str, str]:
+def form_errors(form: FixForm, taxonomy: Taxonomy, t: Texts) -> dict[str, str]:
     """Problems to show next to the modal's inputs (empty: the form is fine)."""
     errors: dict[str, str] = {}
     unknown = [r for r in form.roles if r not in taxonomy.slugs]
     if not form.roles:
-        errors[ROLES_BLOCK] = "Pick at least one role."
+        errors[ROLES_BLOCK] = t.gettext("Pick at least one role.")
     elif unknown:
-        errors[ROLES_BLOCK] = f"No longer a role: {', '.join(unknown)[:100]}. Reopen the menu."
+        errors[ROLES_BLOCK] = t.gettext(
+            "No longer a role: {roles}. Reopen the menu.", roles=", ".join(unknown)[:100]
+        )
     if form.primary is None:
-        errors[PRIMARY_BLOCK] = "Pick the primary role."
+        errors[PRIMARY_BLOCK] = t.gettext("Pick the primary role.")
     elif form.roles and form.primary not in form.roles:
-        errors[PRIMARY_BLOCK] = "The primary role must be one of the roles ticked above."
+        errors[PRIMARY_BLOCK] = t.gettext("The primary role must be one of the roles ticked above.")
     if form.verdict is None:
-        errors[VERDICT_BLOCK] = "Pick a verdict."
+        errors[VERDICT_BLOCK] = t.gettext("Pick a verdict.")
     return errors
 
 
-def not_editor_reply(editors: Sequence[str]) -> Message:
+def not_editor_reply(editors: Sequence[str], t: Texts) -> Message:
     """A member outside PRDIGEST_EDITORS asked to fix a note: nothing changes."""
     shown = ", ".join(escape(e) for e in sorted(editors)[:10])
     return error_reply(
-        "Only editors can fix notes, and you are not one of them; nothing was changed. "
-        f"Editors: {shown}. An admin adds editors with PRDIGEST_EDITORS."
+        t.gettext(
+            "Only editors can fix notes, and you are not one of them; nothing was changed. "
+            "Editors: {editors}. An admin adds editors with PRDIGEST_EDITORS.",
+            editors=shown,
+        )
     )
 
 
-def fix_saved_reply(note: Note, updated: int, taxonomy: Taxonomy) -> Message:
+def fix_saved_reply(note: Note, updated: int, taxonomy: Taxonomy, t: Texts) -> Message:
     """Confirmation to the editor after a fix."""
-    names = ", ".join(_names(note.roles, taxonomy))
+    names = ", ".join(_names(note.roles, taxonomy, t))
     where = (
-        f" Updated {updated} digest message{'s' if updated != 1 else ''} in place."
+        " "
+        + t.ngettext(
+            "Updated {count} digest message in place.",
+            "Updated {count} digest messages in place.",
+            updated,
+            count=updated,
+        )
         if updated
         else ""
     )
-    text = (
-        f"Fixed “{escaped(note.title, 200)}”: {escape(names)} · {note.verdict.badge} "
-        f"(primary {escape(note.primary_role)}).{where}"
+    text = t.gettext(
+        "Fixed “{title}”: {roles} · {verdict} (primary {primary}).",
+        title=escaped(note.title, 200),
+        roles=escape(names),
+        verdict=t.verdict(note.verdict),
+        primary=escape(note.primary_role),
     )
-    return message(text, [section_block(f":white_check_mark: {text}")])
+    return message(text + where, [section_block(f":white_check_mark: {text}{where}")])
 
 
-def _names(slugs: Sequence[str], taxonomy: Taxonomy) -> list[str]:
+def _names(slugs: Sequence[str], taxonomy: Taxonomy, t: Texts) -> list[str]:
     out = []
     for slug in slugs:
         try:
-            out.append(taxonomy.get(slug).name_en)
+            out.append(t.role_name(taxonomy.get(slug), both="{en}"))
         except KeyError:
             out.append(slug)
     return out
 
 
-def note_detail_reply(note: Note, fix: NoteFix | None, taxonomy: Taxonomy) -> Message:
+def note_detail_reply(note: Note, fix: NoteFix | None, taxonomy: Taxonomy, t: Texts) -> Message:
     """The whole note, for the one reader who asked from its menu."""
     title = link(note.pr_url, note.title, 300) if note.pr_url else escaped(note.title, 300)
-    roles = escape(" · ".join(_names(note.roles, taxonomy)))
+    roles = escape(" · ".join(_names(note.roles, taxonomy, t)))
+    number = t.gettext("note #{id}", id=note.id)
     blocks: list[Block] = [
-        section_block(f"*{title}*\n{verdict_badge(note.verdict)} · {roles}"),
+        section_block(f"*{title}*\n{verdict_badge(note.verdict, t)} · {roles}"),
         section_block(escaped(note.paragraph, 2900)),
-        context_block(f"note #{note.id} · {escape(note.source)} · {_fix_line(fix)}"),
+        context_block(f"{number} · {escape(note.source)} · {_fix_line(fix, t)}"),
     ]
     return message(f"{escaped(note.title, 300)}: {escaped(note.paragraph, 2000)}", blocks)

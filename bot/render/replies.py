@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 from bot.classify.taxonomy import Taxonomy
 from bot.domain import Note, Pause, Reader, Role, Verdict, count_text
+from bot.i18n.texts import N_, Texts
 from bot.render.blocks import (
     MAX_HOME_BLOCKS,
     MAX_MESSAGE_BLOCKS,
@@ -60,23 +61,24 @@ def role_action_id(base: str, slug: str) -> str:
 
 
 LEVEL_LABELS = {
-    None: "every note",
-    Verdict.SKIM: "deep and skim reads",
-    Verdict.DEEP: "deep reads only",
+    None: N_("every note"),
+    Verdict.SKIM: N_("deep and skim reads"),
+    Verdict.DEEP: N_("deep reads only"),
 }
 
 
-def level_label(level: Verdict | None) -> str:
+def level_label(level: Verdict | None, t: Texts) -> str:
     """What a subscription's verdict filter lets through."""
-    return LEVEL_LABELS[level]
+    return t.gettext(LEVEL_LABELS[level])
 
 
 def _role_names(
     slugs: Sequence[str],
     taxonomy: Taxonomy,
+    t: Texts,
     levels: Mapping[str, Verdict | None] | None = None,
 ) -> list[str]:
-    """`moe-quant` (MoE 量化), with the filter when one is set: "(deep reads only)"."""
+    """`moe-quant` (MoE 与量化), with the filter when one is set: "deep reads only"."""
     names = []
     for slug in slugs:
         try:
@@ -84,47 +86,65 @@ def _role_names(
         except KeyError:
             name = f"`{escape(slug)}`"
         else:
-            name = f"`{role.slug}` ({escaped(role.name_zh, 100)})"
+            name = f"`{role.slug}` ({escaped(t.role_name(role, both='{zh}'), 100)})"
         level = (levels or {}).get(slug)
-        names.append(f"{name}, {level_label(level)}" if level is not None else name)
+        names.append(f"{name}, {level_label(level, t)}" if level is not None else name)
     return names
 
 
-def _join(names: Sequence[str]) -> str:
-    return ", ".join(names)
+def _join(names: Sequence[str], t: Texts) -> str:
+    return t.pgettext("list separator", ", ").join(names)
+
+
+def sentences(parts: Sequence[str], t: Texts) -> str:
+    """Sentences one after the other: with a space in English, none after a Chinese "。"."""
+    out = ""
+    for part in parts:
+        out = t.pgettext("two sentences", "{first} {then}", first=out, then=part) if out else part
+    return out
+
+
+def alias_codes(aliases: Sequence[str], limit: int) -> str:
+    """What a reader may type for a role, as code: the one place a reader sees words of the
+    other language, since an alias works whatever language the reader reads."""
+    return ", ".join(f"`{escaped(a.replace('`', ' '), 60)}`" for a in aliases[:limit])
 
 
 # --------------------------------------------------------------------------- simple replies
 
 
-def help_reply(usage_rows: Sequence[tuple[str, str]]) -> Message:
+def help_reply(usage_rows: Sequence[tuple[str, str]], t: Texts) -> Message:
     """The grammar table (usage, summary) as Block Kit."""
     rows = [f"`{escape(usage)}`\n{escape(summary)}" for usage, summary in usage_rows]
+    about = t.gettext(
+        "Each note gives a verdict, {deep} (worth a close read), {skim} (worth a skim) "
+        "or {skip} (can be skipped), and says for whom. Open the app's Home tab to manage "
+        "subscriptions with buttons. A note's … menu shows it whole or, for editors, "
+        "fixes its roles and verdict ({fix}).",
+        deep=t.verdict(Verdict.DEEP),
+        skim=t.verdict(Verdict.SKIM),
+        skip=t.verdict(Verdict.SKIP),
+        fix=t.gettext("Fix roles…"),
+    )
     blocks = [
-        header_block("prdigest: what to read this week"),
+        header_block(t.gettext("prdigest: what to read this week")),
         section_block("\n".join(rows)),
-        context_block(
-            "Each note says whether a PR is worth a close read (精读), a skim (浏览) "
-            "or can be skipped (可略过), and for whom. Open the app's Home tab to manage "
-            "subscriptions with buttons. A note's … menu shows it whole or, for editors, "
-            "fixes its roles and verdict (Fix roles…)."
-        ),
+        context_block(about),
     ]
-    text = "prdigest commands:\n" + "\n".join(f"{escape(u)} — {escape(s)}" for u, s in usage_rows)
-    return message(text, blocks)
+    listed = "\n".join(f"{escape(u)} — {escape(s)}" for u, s in usage_rows)
+    return message(t.gettext("prdigest commands:\n{commands}", commands=listed), blocks)
 
 
-def roles_reply(taxonomy: Taxonomy, offset: int = 0) -> Message:
+def roles_reply(taxonomy: Taxonomy, t: Texts, offset: int = 0) -> Message:
     """The roles with names and aliases, from `offset`: as many as one message holds,
     with a "More" button when a large taxonomy needs several pages."""
     lines = []
     for role in taxonomy.roles[offset:]:
-        aliases = ", ".join(role.aliases[:12])
-        line = f"*{escaped(role.label, 200)}* `{role.slug}`"
-        if aliases:
-            line += f"\n{escaped(aliases, 600)}"
+        line = f"*{escaped(t.role_name(role), 200)}* `{role.slug}`"
+        if role.aliases:
+            line += f"\n{alias_codes(role.aliases, 12)}"
         lines.append(line)
-    head = header_block("Reader roles")
+    head = header_block(t.gettext("Reader roles"))
     sections, shown = _chunk_sections(
         lines,
         room=MAX_MESSAGE_BLOCKS - 3,  # header, context, actions
@@ -133,11 +153,17 @@ def roles_reply(taxonomy: Taxonomy, offset: int = 0) -> Message:
     total = len(taxonomy.roles)
     first, last = offset + 1, offset + shown
     blocks: list[Block] = [head, *sections]
-    hint = "`/prdigest subscribe &lt;role&gt;` · `/prdigest &lt;role&gt;` for its notes"
+    hint = t.gettext("`/prdigest subscribe &lt;role&gt;` · `/prdigest &lt;role&gt;` for its notes")
     if not shown:
-        return message(f"No more roles: there are {total}.")
+        return message(t.gettext("No more roles: there are {total}.", total=total))
     if first > 1 or last < total:
-        hint = f"Roles {first}–{last} of {total} · {hint}"
+        hint = t.gettext(
+            "Roles {first}–{last} of {total} · {hint}",
+            first=first,
+            last=last,
+            total=total,
+            hint=hint,
+        )
     blocks.append(context_block(hint))
     if last < total:
         more = MorePage("roles", last, kind=MorePage.ROLES)
@@ -145,12 +171,13 @@ def roles_reply(taxonomy: Taxonomy, offset: int = 0) -> Message:
             {
                 "type": "actions",
                 "block_id": "more",
-                "elements": [button("More roles", MORE_ACTION_ID, more.encode())],
+                "elements": [button(t.gettext("More roles"), MORE_ACTION_ID, more.encode())],
             }
         )
-    text = "Reader roles: " + ", ".join(r.slug for r in taxonomy.roles[offset:last])
+    slugs = ", ".join(r.slug for r in taxonomy.roles[offset:last])
+    text = t.gettext("Reader roles: {roles}", roles=slugs)
     if last < total:
-        text += f" ({first}–{last} of {total})"
+        text += " " + t.gettext("({first}–{last} of {total})", first=first, last=last, total=total)
     return message(text, blocks)
 
 
@@ -183,18 +210,25 @@ def error_reply(text: str) -> Message:
     return message(text, [section_block(f":warning: {text}")])
 
 
-def failure_reply() -> Message:
+def failure_reply(t: Texts) -> Message:
     """What a user sees when something broke on our side; details stay in the log."""
-    return error_reply("Sorry, something went wrong on our side. Please try again in a minute.")
+    return error_reply(
+        t.gettext("Sorry, something went wrong on our side. Please try again in a minute.")
+    )
 
 
-def store_unavailable_reply() -> Message:
+def store_unavailable_reply(t: Texts) -> Message:
     """The database is down or restarting: nothing was done, and it is worth another try."""
-    return error_reply("The store is unavailable, try again shortly. Nothing was changed.")
+    return error_reply(
+        t.gettext("The store is unavailable, try again shortly. Nothing was changed.")
+    )
 
 
 def unknown_roles_reply(
-    verb: str, unknown: Sequence[str], suggestions: Mapping[str, Sequence[Role]]
+    subscribing: bool,
+    unknown: Sequence[str],
+    suggestions: Mapping[str, Sequence[Role]],
+    t: Texts,
 ) -> Message:
     """Subscribe/unsubscribe named a word that is not a role: nothing changed."""
     parts = []
@@ -202,14 +236,19 @@ def unknown_roles_reply(
         hint = suggestions.get(word) or ()
         shown = escaped(word, 60)
         if hint:
-            parts.append(f"`{shown}` is not a role; did you mean {_join([r.slug for r in hint])}?")
+            roles = _join([r.slug for r in hint], t)
+            parts.append(
+                t.gettext("`{word}` is not a role; did you mean {roles}?", word=shown, roles=roles)
+            )
         else:
-            parts.append(f"`{shown}` is not a role.")
-    text = (
-        " ".join(parts)
-        + f" Nothing was {verb}d. `/prdigest roles` lists the roles and their aliases."
+            parts.append(t.gettext("`{word}` is not a role.", word=shown))
+    outcome = (
+        t.gettext("Nothing was subscribed.")
+        if subscribing
+        else t.gettext("Nothing was unsubscribed.")
     )
-    return error_reply(text)
+    where = t.gettext("`/prdigest roles` lists the roles and their aliases.")
+    return error_reply(sentences([*parts, outcome, where], t))
 
 
 def confirm_reply(text: str) -> Message:
@@ -217,8 +256,10 @@ def confirm_reply(text: str) -> Message:
     return message(text, [section_block(f":white_check_mark: {text}")])
 
 
-def _done_reply(parts: Sequence[str], empty: str) -> Message:
-    text = "; ".join(parts or [empty]) + "."
+def _done_reply(parts: Sequence[str], empty: str, t: Texts) -> Message:
+    """Clauses said one after the other, as one sentence with a capital."""
+    clauses = t.pgettext("clause separator", "; ").join(parts or [empty])
+    text = t.gettext("{clauses}.", clauses=clauses)
     return confirm_reply(text[0].upper() + text[1:])
 
 
@@ -228,59 +269,73 @@ def subscribe_reply(
     already: Sequence[str],
     levels: Mapping[str, Verdict | None],
     taxonomy: Taxonomy,
+    t: Texts,
 ) -> Message:
     """ "Subscribed to moe-quant; kv-cache now deep reads only; already subscribed to …"."""
     parts = []
     if added:
-        parts.append("Subscribed to " + _join(_role_names(added, taxonomy, levels)))
+        roles = _join(_role_names(added, taxonomy, t, levels), t)
+        parts.append(t.gettext("Subscribed to {roles}", roles=roles))
     for slug in changed:
-        parts.append(f"`{escape(slug)}` now sends {level_label(levels.get(slug))}")
+        level = level_label(levels.get(slug), t)
+        parts.append(t.gettext("`{role}` now sends {level}", role=escape(slug), level=level))
     if already:
-        parts.append("already subscribed to " + _join(_role_names(already, taxonomy, levels)))
-    return _done_reply(parts, "Nothing to change")
+        roles = _join(_role_names(already, taxonomy, t, levels), t)
+        parts.append(t.gettext("already subscribed to {roles}", roles=roles))
+    return _done_reply(parts, t.gettext("Nothing to change"), t)
 
 
 def unsubscribe_reply(
-    removed: Sequence[str], missing: Sequence[str], taxonomy: Taxonomy
+    removed: Sequence[str], missing: Sequence[str], taxonomy: Taxonomy, t: Texts
 ) -> Message:
     """ "Unsubscribed from moe-quant; you were not subscribed to kv-cache." """
     parts = []
     if removed:
-        parts.append("Unsubscribed from " + _join(_role_names(removed, taxonomy)))
+        roles = _join(_role_names(removed, taxonomy, t), t)
+        parts.append(t.gettext("Unsubscribed from {roles}", roles=roles))
     if missing:
-        parts.append("you were not subscribed to " + _join(_role_names(missing, taxonomy)))
-    return _done_reply(parts, "You had no subscriptions")
+        roles = _join(_role_names(missing, taxonomy, t), t)
+        parts.append(t.gettext("you were not subscribed to {roles}", roles=roles))
+    return _done_reply(parts, t.gettext("You had no subscriptions"), t)
 
 
-def pause_text(pause: Pause | None, now: datetime, zone: ZoneInfo) -> str:
+def pause_text(pause: Pause | None, now: datetime, zone: ZoneInfo, t: Texts) -> str:
     """ "Paused until 2026-12-14 09:00 (UTC)", or "" when not paused now."""
     if pause is None or not pause.active(now):
         return ""
-    return f"Paused until {pause.until.astimezone(zone):%Y-%m-%d %H:%M} ({zone.key})"
+    until = f"{pause.until.astimezone(zone):%Y-%m-%d %H:%M}"
+    return t.gettext("Paused until {until} ({zone})", until=until, zone=zone.key)
 
 
-def reader_lines(reader: Reader, taxonomy: Taxonomy, now: datetime, zone: ZoneInfo) -> list[str]:
+def reader_lines(
+    reader: Reader, taxonomy: Taxonomy, now: datetime, zone: ZoneInfo, t: Texts
+) -> list[str]:
     """What a reader gets, as mrkdwn lines: roles with filters, saved searches, a pause."""
     levels = {s.role: s.level for s in reader.roles}
     lines = []
     if reader.roles:
-        names = _role_names([s.role for s in reader.roles], taxonomy, levels)
-        lines.append("You are subscribed to " + _join(names) + ".")
+        names = _join(_role_names([s.role for s in reader.roles], taxonomy, t, levels), t)
+        lines.append(t.gettext("You are subscribed to {roles}.", roles=names))
     else:
-        lines.append("You are not subscribed to any role.")
+        lines.append(t.gettext("You are not subscribed to any role."))
     if reader.watches:
-        shown = [f"“{escaped(q, 100)}”" for q in reader.watches]
-        lines.append("You watch " + _join(shown) + ".")
-    paused = pause_text(reader.pause, now, zone)
+        shown = _join([t.gettext("“{query}”", query=escaped(q, 100)) for q in reader.watches], t)
+        lines.append(t.gettext("You watch {searches}.", searches=shown))
+    paused = pause_text(reader.pause, now, zone, t)
     if paused:
-        lines.append(f":double_vertical_bar: {paused}; `/prdigest resume` ends it now.")
+        ends = t.gettext("{paused}; `/prdigest resume` ends it now.", paused=paused)
+        lines.append(f":double_vertical_bar: {ends}")
     return lines
 
 
-def list_reply(reader: Reader, taxonomy: Taxonomy, now: datetime, zone: ZoneInfo) -> Message:
-    lines = reader_lines(reader, taxonomy, now, zone)
+def list_reply(
+    reader: Reader, taxonomy: Taxonomy, now: datetime, zone: ZoneInfo, t: Texts
+) -> Message:
+    lines = reader_lines(reader, taxonomy, now, zone, t)
     if not reader.roles and not reader.watches:
-        lines.append("Try `/prdigest subscribe moe`, `/prdigest watch fp8` or `/prdigest roles`.")
+        lines.append(
+            t.gettext("Try `/prdigest subscribe moe`, `/prdigest watch fp8` or `/prdigest roles`.")
+        )
     return message("\n".join(lines))
 
 
@@ -329,7 +384,7 @@ class MorePage:
         return cls(query, offset, kind)
 
 
-ANY_WORD_NOTE = "No note has all of these words; these have some of them."
+ANY_WORD_NOTE = N_("No note has all of these words; these have some of them.")
 
 
 def lookup_reply(
@@ -339,6 +394,7 @@ def lookup_reply(
     total: int,
     offset: int,
     taxonomy: Taxonomy,
+    t: Texts,
     suggestions: Sequence[Role] = (),
     near: str = "",
     capped: bool = False,
@@ -350,21 +406,25 @@ def lookup_reply(
     every word, these have some (a watch of the words would bring none of them)."""
     shown_query = escaped(query, 200)
     if not notes:
-        return _no_match_reply(shown_query, role, total, suggestions, near)
+        return _no_match_reply(shown_query, role, total, suggestions, near, t)
     slug = role.slug if role else None
     title = (
-        f"{role.label} ({role.slug})"
+        f"{t.role_name(role)} ({role.slug})"
         if role
-        else f"Notes matching “{clip(query, 100, plain=True)}”"
+        else t.gettext("Notes matching “{query}”", query=clip(query, 100, plain=True))
     )
     items = [(note, slug) for note in notes]
-    intros = [f"Did you mean `/prdigest {escaped(near, 200)}`?"] if near and not offset else []
+    intros = [_did_you_mean(near, t)] if near and not offset else []
     if any_word:
-        intros.append(ANY_WORD_NOTE)
-    intro = " ".join(intros)
+        intros.append(t.gettext(ANY_WORD_NOTE))
+    intro = sentences(intros, t)
     return note_page(
-        title, items, total, offset, MorePage(query, 0), taxonomy, capped=capped, intro=intro
+        title, items, total, offset, MorePage(query, 0), taxonomy, t, capped=capped, intro=intro
     )
+
+
+def _did_you_mean(near: str, t: Texts) -> str:
+    return t.gettext("Did you mean `/prdigest {command}`?", command=escaped(near, 200))
 
 
 def note_page(
@@ -374,6 +434,7 @@ def note_page(
     offset: int,
     more: MorePage,
     taxonomy: Taxonomy,
+    t: Texts,
     *,
     capped: bool = False,
     headings: Sequence[str] | None = None,
@@ -402,7 +463,7 @@ def note_page(
             new.append(context_block(f"*{escaped(heading, 200)}*"))
         mark = marks.get(note.id, "")
         shown = f":pencil2: _{escaped(mark, 200)}_" if mark else ""
-        new.append(menu_note_block(note, slug, taxonomy, mark=shown))
+        new.append(menu_note_block(note, slug, taxonomy, t, mark=shown))
         size = sum(block_text_size(b) for b in new)
         if page and (
             used + size > budget_chars
@@ -415,43 +476,67 @@ def note_page(
         used += size
     first, last = offset + 1, offset + len(page)
     of = count_text(total, capped)
-    blocks.append(context_block(f"{first}–{last} of {of} notes"))
+    blocks.append(
+        context_block(
+            t.ngettext(
+                "{first}–{last} of {total} note",
+                "{first}–{last} of {total} notes",
+                total,
+                first=first,
+                last=last,
+                total=of,
+            )
+        )
+    )
     following = replace(more, offset=last)
     if last < total and len(following.encode()) <= MAX_BUTTON_VALUE:
         blocks.append(
             {
                 "type": "actions",
                 "block_id": "more",
-                "elements": [button("More", MORE_ACTION_ID, following.encode())],
+                "elements": [button(t.gettext("More"), MORE_ACTION_ID, following.encode())],
             }
         )
     lines = [
-        note_plain_text(n, slug) + (f" ({escaped(marks[n.id], 200)})" if n.id in marks else "")
+        note_plain_text(n, slug, t) + (f" ({escaped(marks[n.id], 200)})" if n.id in marks else "")
         for n, slug in page
     ]
-    text = f"{escaped(title, 150)}: {first}–{last} of {of}\n" + "\n".join(lines)
-    return message(text, blocks)
+    counted = t.gettext(
+        "{title}: {first}–{last} of {total}",
+        title=escaped(title, 150),
+        first=first,
+        last=last,
+        total=of,
+    )
+    return message(counted + "\n" + "\n".join(lines), blocks)
 
 
 def _no_match_reply(
-    shown_query: str, role: Role | None, total: int, suggestions: Sequence[Role], near: str
+    shown_query: str,
+    role: Role | None,
+    total: int,
+    suggestions: Sequence[Role],
+    near: str,
+    t: Texts,
 ) -> Message:
     if role is not None:
         return message(
-            f"No more notes for {role.slug}." if total else f"No notes for {role.slug} yet."
+            t.gettext("No more notes for {role}.", role=role.slug)
+            if total
+            else t.gettext("No notes for {role} yet.", role=role.slug)
         )
     if total:
-        return message(f"No more notes match “{shown_query}”.")
-    parts = [f"No notes match “{shown_query}”."]
+        return message(t.gettext("No more notes match “{query}”.", query=shown_query))
+    parts = [t.gettext("No notes match “{query}”.", query=shown_query)]
     if near:
-        parts.append(f"Did you mean `/prdigest {escaped(near, 200)}`?")
+        parts.append(_did_you_mean(near, t))
     if suggestions:
-        parts.append(
-            "Roles with a similar name: " + _join([f"`{r.slug}`" for r in suggestions]) + "."
-        )
-    parts.append("`/prdigest help` shows what I understand; `/prdigest roles` lists the roles.")
-    text = " ".join(parts)
-    return message(text)
+        roles = _join([f"`{r.slug}`" for r in suggestions], t)
+        parts.append(t.gettext("Roles with a similar name: {roles}.", roles=roles))
+    parts.append(
+        t.gettext("`/prdigest help` shows what I understand; `/prdigest roles` lists the roles.")
+    )
+    return message(sentences(parts, t))
 
 
 # --------------------------------------------------------------------------- App Home
@@ -464,6 +549,7 @@ def home_view(
     notes_title: str,
     now: datetime,
     zone: ZoneInfo,
+    t: Texts,
     dm_line: str = "",
 ) -> dict[str, Any]:
     """The Home tab: subscriptions, a button per role, and reading for the user's roles;
@@ -472,30 +558,43 @@ def home_view(
     mine = list(levels)
     blocks: list[Block] = [header_block("prdigest")]
     if mine or reader.watches:
-        blocks.append(section_block("\n".join(reader_lines(reader, taxonomy, now, zone))))
+        blocks.append(section_block("\n".join(reader_lines(reader, taxonomy, now, zone, t))))
     else:
         blocks.append(
             section_block(
-                "You are not subscribed to any role yet. Pick roles below, or type "
-                "`/prdigest subscribe moe` in any channel."
+                t.gettext(
+                    "You are not subscribed to any role yet. Pick roles below, or type "
+                    "`/prdigest subscribe moe` in any channel."
+                )
             )
         )
-        paused = pause_text(reader.pause, now, zone)
+        paused = pause_text(reader.pause, now, zone, t)
         if paused:
-            blocks.append(section_block(f":double_vertical_bar: {paused}."))
+            # Translators: a pause, said as a sentence ("Paused until … (UTC)").
+            blocks.append(
+                section_block(":double_vertical_bar: " + t.gettext("{paused}.", paused=paused))
+            )
     if dm_line:
         blocks.append(context_block(dm_line))
-    controls = _home_controls(reader, now)
+    controls = _home_controls(reader, now, t)
     if controls is not None:
         blocks.append(controls)
     blocks.append({"type": "divider"})
-    blocks.append(header_block("Roles"))
+    blocks.append(header_block(t.gettext("Roles")))
     roles = taxonomy.roles[:HOME_ROLES]
     for role in roles:
-        blocks.append(_role_row(role, role.slug in levels, levels.get(role.slug)))
+        blocks.append(_role_row(role, role.slug in levels, t, levels.get(role.slug)))
     if len(taxonomy.roles) > len(roles):
+        more = len(taxonomy.roles) - len(roles)
         blocks.append(
-            context_block(f"{len(taxonomy.roles) - len(roles)} more roles: use `/prdigest roles`.")
+            context_block(
+                t.ngettext(
+                    "{count} more role: use `/prdigest roles`.",
+                    "{count} more roles: use `/prdigest roles`.",
+                    more,
+                    count=more,
+                )
+            )
         )
     blocks.append({"type": "divider"})
     blocks.append(header_block(notes_title))
@@ -503,37 +602,41 @@ def home_view(
     shown = list(_unique(notes))[: max(0, min(HOME_NOTES, room))]
     if shown:
         primary = mine[0] if len(mine) == 1 else None
-        blocks.extend(note_block(n, primary, taxonomy) for n in shown)
+        blocks.extend(note_block(n, primary, taxonomy, t) for n in shown)
     else:
-        blocks.append(context_block("Nothing to read yet for your roles."))
+        blocks.append(context_block(t.gettext("Nothing to read yet for your roles.")))
     return {"type": "home", "blocks": blocks[:MAX_HOME_BLOCKS]}
 
 
-def _home_controls(reader: Reader, now: datetime) -> Block | None:
+def _home_controls(reader: Reader, now: datetime, t: Texts) -> Block | None:
     """Buttons under the reader's settings: resume a pause, stop a watch."""
     elements = []
     if reader.pause is not None and reader.pause.active(now):
-        elements.append(button("Resume now", RESUME_ACTION_ID, "resume", "primary"))
+        elements.append(button(t.gettext("Resume now"), RESUME_ACTION_ID, "resume", "primary"))
     for index, query in enumerate(reader.watches[:MAX_HOME_WATCH_BUTTONS]):
-        label = f"Unwatch “{clip(query, 40, plain=True)}”"
+        label = t.gettext("Unwatch “{query}”", query=clip(query, 40, plain=True))
         elements.append(button(label, role_action_id(UNWATCH_ACTION_ID, str(index)), query))
     if not elements:
         return None
     return {"type": "actions", "block_id": "reader-controls", "elements": elements}
 
 
-def _role_row(role: Role, subscribed: bool, level: Verdict | None = None) -> Block:
-    aliases = ", ".join(role.aliases[:6])
-    text = f"*{escaped(role.label, 200)}* `{role.slug}`"
+def _role_row(role: Role, subscribed: bool, t: Texts, level: Verdict | None = None) -> Block:
+    text = f"*{escaped(t.role_name(role), 200)}* `{role.slug}`"
     if subscribed and level is not None:
-        text += f" · {level_label(level)}"
-    if aliases:
-        text += f"\n{escaped(aliases, 600)}"
+        text += f" · {level_label(level, t)}"
+    if role.aliases:
+        text += f"\n{alias_codes(role.aliases, 6)}"
     if subscribed:
-        action = button("Unsubscribe", role_action_id(UNSUBSCRIBE_ACTION_ID, role.slug), role.slug)
+        action = button(
+            t.gettext("Unsubscribe"), role_action_id(UNSUBSCRIBE_ACTION_ID, role.slug), role.slug
+        )
     else:
         action = button(
-            "Subscribe", role_action_id(SUBSCRIBE_ACTION_ID, role.slug), role.slug, "primary"
+            t.gettext("Subscribe"),
+            role_action_id(SUBSCRIBE_ACTION_ID, role.slug),
+            role.slug,
+            "primary",
         )
     block = section_block(text, block_id=f"role-{role.slug}")
     block["accessory"] = action

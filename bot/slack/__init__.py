@@ -3,6 +3,7 @@ Slack's requests with /healthz and /metrics, the health link to Slack (`slack_li
 /prdigest command's grammar and answers (`prdigest`).
 
 May import: `bot.domain`, `bot.config`, `bot.metrics`, `bot.services`, `bot.notes`,
-`bot.readers`, `bot.delivery`, `bot.store`, `bot.render` and the classifier; never the CLI.
+`bot.readers`, `bot.delivery`, `bot.store`, `bot.render`, `bot.i18n` and the classifier;
+never the CLI.
 `bot.ops` only for the types the server is handed (`ops.prometheus` under TYPE_CHECKING).
 """

@@ -1,6 +1,8 @@
 """The Bolt app: built from services and a WebClient, with every listener registered.
 
-Nothing here runs at import time; `prdigest serve` and the tests call `build_app`.
+Nothing here runs at import time; `prdigest serve` and the tests call `build_app`. Bolt is
+used through its documented API only: the app's options, middleware, lazy listeners, the
+`args` a listener may ask for, and the `logger` it logs through.
 
 Acknowledge first: each listener acknowledges in the thread that received the request (the
 HTTP server's, or Socket Mode's), and everything slow (the store, replies to the
@@ -12,34 +14,30 @@ anyone's acknowledgement; it holds one pool thread for at most `REPLY_TIMEOUT_SE
 from __future__ import annotations
 
 import copy
-import functools
 import logging
-import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from http.client import HTTPException
 from typing import Any, ParamSpec, TypeVar
 
-from slack_bolt import Ack, App, BoltContext, BoltRequest
+import sqlalchemy as sa
+from slack_bolt import App, BoltContext, Respond
 from slack_bolt.authorization import AuthorizeResult
-from slack_bolt.context.respond import Respond
-from slack_bolt.context.respond.internals import _build_message
-from slack_bolt.kwargs_injection import build_required_kwargs
-from slack_bolt.listener.custom_listener import CustomListener
-from slack_bolt.util.utils import get_arg_names_of_callable
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
+from slack_sdk.http_retry import ConnectionErrorRetryHandler
 from slack_sdk.models.attachments import Attachment
 from slack_sdk.models.blocks import Block
 from slack_sdk.webhook import WebhookClient, WebhookResponse
 
-from bot.render.replies import failure_reply, store_unavailable_reply
+from bot.delivery.languages import cached_texts, channel_texts
+from bot.i18n.texts import Texts
+from bot.render.replies import Message, failure_reply, store_unavailable_reply
 from bot.services import Services
 from bot.slack.client import describe_reply_failure, is_unreachable, sdk_logger, unreachable_reason
 from bot.slack.listeners import actions, commands, corrections, events
+from bot.slack.listeners.acking import AckFirst
 from bot.slack.listeners.payloads import PayloadCheck
 from bot.slack.slack_link import OK, SlackLink
 from bot.store import describe_unavailable, is_unavailable
@@ -49,7 +47,7 @@ log = logging.getLogger(__name__)
 REPLY_WORKERS = 16  # threads that answer after the acknowledgement
 REPLY_QUEUE = 256  # jobs that may wait for one of them; more are dropped, with a warning
 REPLY_TIMEOUT_SECONDS = 5  # one reply to a response_url, one Web API call for a request
-BOT_TOKEN_VARIABLE = "SLACK_BOT_TOKEN"
+BOLT_LOGGER = "slack_bolt"  # every logger Bolt makes for the app takes after this one
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -146,20 +144,20 @@ class TimedRespond(Respond):
         if self.response_url is None:
             raise ValueError("respond is unsupported here as there is no response_url")
         if isinstance(text, dict):
-            message = _build_message(**text)
+            message = dict(text)
         else:
-            message = _build_message(
-                text=text,
-                blocks=blocks,
-                attachments=attachments,
-                response_type=response_type,
-                replace_original=replace_original,
-                delete_original=delete_original,
-                unfurl_links=unfurl_links,
-                unfurl_media=unfurl_media,
-                thread_ts=thread_ts,
-                metadata=metadata,
-            )
+            message = {
+                "text": text,
+                "blocks": _as_dicts(blocks),
+                "attachments": _as_dicts(attachments),
+                "response_type": response_type,
+                "replace_original": replace_original,
+                "delete_original": delete_original,
+                "unfurl_links": unfurl_links,
+                "unfurl_media": unfurl_media,
+                "thread_ts": thread_ts,
+                "metadata": metadata,
+            }
         client = WebhookClient(
             url=self.response_url,
             timeout=self.timeout,
@@ -169,7 +167,7 @@ class TimedRespond(Respond):
             retry_handlers=[],
         )
         try:
-            answer = client.send_dict(message)
+            answer = client.send_dict({k: v for k, v in message.items() if v is not None})
         except (OSError, HTTPException, SlackClientError) as exc:
             cause = unreachable_reason(exc)
             if cause == "timed out":
@@ -179,6 +177,32 @@ class TimedRespond(Respond):
             cause = f"HTTP {answer.status_code} {answer.body[:100]}".strip()
             raise ReplyNotDelivered(describe_reply_failure(cause, self.response_url))
         return answer
+
+
+def _as_dicts(items: Sequence[dict[str, Any] | Block | Attachment] | None) -> Any:
+    """Blocks or attachments as the JSON a response_url takes."""
+    if items is None:
+        return None
+    return [item if isinstance(item, dict) else item.to_dict() for item in items]
+
+
+class _ClientTokenNotice(logging.Filter):
+    """Bolt reads SLACK_BOT_TOKEN itself when it is given no `token`, and then says at each
+    start that `client`'s token is used instead. `client` carries that same token (from the
+    settings, which read the same variable): there is nothing to tell an operator."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "`token` will be unused" not in record.getMessage()
+
+
+def bolt_logger() -> logging.Logger:
+    """The logger the app is built with: Bolt gives every logger it makes for the app
+    (per class, per listener, Socket Mode's client) this one's level and filters. Its level
+    comes from the log set-up (`bot.ops.logs`), which holds Slack's libraries to WARNING."""
+    logger = logging.getLogger(BOLT_LOGGER)
+    if not any(isinstance(f, _ClientTokenNotice) for f in logger.filters):
+        logger.addFilter(_ClientTokenNotice())
+    return logger
 
 
 def build_app(
@@ -218,17 +242,17 @@ def build_app(
         # A plain function: Bolt passes arguments by parameter name.
         return link.authorize(enterprise_id, team_id, user_id)
 
-    with _bot_token_left_to_client():
-        app = App(
-            name="prdigest",
-            client=template,
-            signing_secret=signing_secret or "",
-            authorize=authorize,
-            before_authorize=PayloadCheck(lambda: link.team_id),
-            # Listeners acknowledge in the request's thread; their lazy work goes to `pool`.
-            process_before_response=True,
-            listener_executor=pool,
-        )
+    app = App(
+        name="prdigest",
+        logger=bolt_logger(),
+        client=template,
+        signing_secret=signing_secret or "",
+        authorize=authorize,
+        before_authorize=PayloadCheck(lambda: link.team_id),
+        # Listeners acknowledge in the request's thread; their lazy work goes to `pool`.
+        process_before_response=True,
+        listener_executor=pool,
+    )
 
     def short_replies(context: BoltContext, next: Callable[[], None]) -> None:
         if context.response_url:
@@ -238,103 +262,14 @@ def build_app(
         next()
 
     app.use(short_replies)
-    commands.register(app, services)
-    actions.register(app, services)
-    corrections.register(app, services)
-    events.register(app, services)
-    require_ack_first(app)
     answer_failure = _failure_handler(services, link, pool)
     app.error(answer_failure)
-    _answer_failures_inside(app, answer_failure)
+    listeners = AckFirst(app, answer_failure)
+    commands.register(listeners, services)
+    actions.register(listeners, services)
+    corrections.register(listeners, services)
+    events.register(listeners, services)
     return app
-
-
-def require_ack_first(app: App) -> None:
-    """Refuse a listener registered without lazy work: with `process_before_response` it
-    would run whole before Slack gets its acknowledgement. Register it with
-    `bot.slack.listeners.acking.ack_first` (or Bolt's `ack=`/`lazy=` form) instead."""
-    for listener in app._listeners:  # no public way to reach the registered functions
-        if isinstance(listener, CustomListener) and not listener.lazy_functions:
-            name = getattr(listener.ack_function, "__name__", "a listener")
-            raise ValueError(
-                f"{name} does its work before the acknowledgement: register it with ack_first"
-            )
-
-
-def _answer_failures_inside(app: App, answer_failure: Callable[..., None]) -> None:
-    """Run the error handler inside every registered function, acknowledging or lazy.
-
-    An acknowledging function that raises (a store that refuses connections while a fix
-    is saved) still acknowledges, so Slack does not report the request as failed. Bolt
-    only logs what a lazy function raises; here it reaches the error handler too. The one
-    error handler stays the only place that decides what to answer.
-    """
-    for listener in app._listeners:  # no public way to reach the registered functions
-        if not isinstance(listener, CustomListener):
-            continue
-        if not listener.auto_acknowledgement:
-            listener.ack_function = _answering(listener.ack_function, answer_failure)
-        listener.lazy_functions = [
-            _answering_later(function, answer_failure) for function in listener.lazy_functions
-        ]
-
-
-def _answering(function: Callable[..., Any], answer_failure: Callable[..., None]) -> Any:
-    @functools.wraps(function)
-    def run(**kwargs: Any) -> Any:
-        try:
-            return function(**kwargs)
-        except Exception as error:
-            ack = kwargs.get("ack")
-            if ack is not None and ack.response is None:
-                ack()
-            body = kwargs.get("body") or kwargs.get("command") or {}
-            answer_failure(error, body, kwargs.get("respond"), kwargs.get("client"))
-            return None
-
-    return run
-
-
-def _answering_later(
-    function: Callable[..., None], answer_failure: Callable[..., None]
-) -> Callable[[BoltRequest], None]:
-    """`function` as a lazy function whose failures reach `answer_failure`. It takes the
-    request itself (Bolt passes arguments by parameter name), so the error handler has
-    the body, respond and client whatever `function` asked for; its `ack` is a fresh one,
-    since the request's was answered already."""
-    names = get_arg_names_of_callable(function)
-
-    def run(request: BoltRequest) -> None:
-        kwargs = build_required_kwargs(
-            logger=log,
-            required_arg_names=names,
-            request=request,
-            response=None,
-            this_func=function,
-        )
-        if "ack" in kwargs:
-            kwargs["ack"] = Ack()  # type: ignore[no-untyped-call]
-        try:
-            function(**kwargs)
-        except Exception as error:
-            context = request.context
-            answer_failure(error, request.body, context.respond, context.client)
-
-    run.__name__ = run.__qualname__ = getattr(function, "__name__", "lazy_listener")
-    return run
-
-
-@contextmanager
-def _bot_token_left_to_client() -> Iterator[None]:
-    """Bolt falls back to the SLACK_BOT_TOKEN variable when it is given no `token`, and then
-    warns on every start that `client`'s token wins. `client` already carries the token
-    (from settings), so Bolt is built without seeing the variable."""
-    saved = os.environ.pop(BOT_TOKEN_VARIABLE, None)
-    try:
-        yield
-    finally:
-        if saved is not None:
-            os.environ[BOT_TOKEN_VARIABLE] = saved
 
 
 def _failure_handler(services: Services, link: SlackLink, pool: ReplyPool) -> Callable[..., None]:
@@ -357,7 +292,7 @@ def _failure_handler(services: Services, link: SlackLink, pool: ReplyPool) -> Ca
                 "a request found the store unavailable: %s",
                 describe_unavailable(error, services.settings.database_url),
             )
-            reply = store_unavailable_reply()
+            reply: Callable[[Texts], Message] = store_unavailable_reply
         elif is_unreachable(error):
             # Nobody to tell: the user's answer would take the same way.
             level = logging.WARNING if link.status == OK else logging.DEBUG
@@ -372,15 +307,32 @@ def _failure_handler(services: Services, link: SlackLink, pool: ReplyPool) -> Ca
         elif isinstance(error, SlackApiError):
             method = str(error.response.api_url).rsplit("/", 1)[-1]
             log.warning("Slack answered %s to %s", error.response.get("error"), method)
-            reply = failure_reply()
+            reply = failure_reply
         else:
             log.error("listener failed: %s", error, exc_info=error)
-            reply = failure_reply()
-        pool.submit(tell, reply, body, respond, client)
+            reply = failure_reply
+        pool.submit(tell, reply, reply is failure_reply, body, respond, client)
+
+    def language(body: dict[str, Any], ask_store: bool) -> Texts:
+        """The user's language as the store knows it; PRDIGEST_LANGUAGE when the store is
+        what failed, or cannot say."""
+        _channel, user = _channel_and_user(body)
+        team = body.get("team_id") or (body.get("team") or {}).get("id")
+        if ask_store and isinstance(team, str) and team and user:
+            try:
+                return cached_texts(services, team, user)
+            except sa.exc.SQLAlchemyError as exc:
+                log.debug("no language for the failure reply: %s", exc)
+        return channel_texts(services.settings)
 
     def tell(
-        reply: dict[str, Any], body: dict[str, Any], respond: Respond | None, client: WebClient
+        reply_in: Callable[[Texts], Message],
+        ask_store: bool,
+        body: dict[str, Any],
+        respond: Respond | None,
+        client: WebClient,
     ) -> None:
+        reply = reply_in(language(body, ask_store))
         try:
             if respond is not None and respond.response_url:
                 respond(response_type="ephemeral", replace_original=False, **reply)

@@ -15,15 +15,15 @@ from urllib.parse import urlsplit
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.builtin_handlers import (
+from slack_sdk.http_retry import (
     ConnectionErrorRetryHandler,
+    HttpRequest,
+    HttpResponse,
     RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
+    RetryHandler,
+    RetryState,
 )
-from slack_sdk.http_retry.handler import RetryHandler
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
+from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from bot.config import Settings
 from bot.metrics import Metrics
@@ -41,7 +41,9 @@ BOT_SCOPES = (
 )
 
 API_URL_SETTING = "PRDIGEST_SLACK_API_URL"
-_SDK_LOGGER = "bot.slack_api"
+# slack_sdk's own: the log set-up (`bot.ops.logs`) holds it to WARNING, since at DEBUG the
+# SDK writes what it sends and receives (message text, response_urls, Socket Mode URLs).
+SDK_LOGGER = "slack_sdk"
 
 
 _ATTEMPT_MESSAGES = ("Failed to send", "A retry handler found", "Going to retry")
@@ -60,7 +62,7 @@ class _AttemptsAtDebug(logging.Filter):
 
 def sdk_logger() -> logging.Logger:
     """The logger to give every WebClient: one line per call, not per attempt."""
-    logger = logging.getLogger(_SDK_LOGGER)
+    logger = logging.getLogger(SDK_LOGGER)
     if not any(isinstance(f, _AttemptsAtDebug) for f in logger.filters):
         logger.addFilter(_AttemptsAtDebug())
     return logger

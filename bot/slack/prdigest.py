@@ -15,18 +15,16 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
-from slack_sdk import WebClient
-
 from bot.classify.taxonomy import Taxonomy
-from bot.delivery.profiles import reader_profile
 from bot.domain import Note, Verdict
+from bot.i18n.texts import N_, LazyText, Texts, lazy_text
 from bot.notes.digest import now_utc, week_bounds, week_label
 from bot.notes.search import MAX_QUERY_CHARS, QueryError, text_query
 from bot.readers import dm_settings, preferences
 from bot.readers.preferences import MAX_PAUSE_DAYS, MAX_WATCH_CHARS
 from bot.render import reader_settings, replies
 from bot.render.blocks import escaped
-from bot.render.digest_blocks import ADDITION_LABEL, digest_title
+from bot.render.digest_blocks import addition_label, digest_title
 from bot.render.replies import Message
 from bot.services import (
     PostedThread,
@@ -58,6 +56,7 @@ class Kind(enum.StrEnum):
     WEEK = "week"
     BUDGET = "budget"
     DM = "dm"
+    LANG = "lang"
     INVALID = "invalid"  # cannot be run; `error` says why
 
 
@@ -67,7 +66,8 @@ class Command:
 
     `roles` holds resolved role slugs; `unknown` the words that named no role (subscribe
     and unsubscribe are all or nothing, so a non-empty `unknown` means nothing changes);
-    `text` is the cleaned query for a lookup.
+    `text` is the cleaned query for a lookup (for `lang`, the language chosen);
+    `error` says in the reader's language why an INVALID command cannot be run.
     """
 
     kind: Kind
@@ -75,7 +75,7 @@ class Command:
     text: str = ""
     unknown: tuple[str, ...] = ()
     all_roles: bool = False
-    error: str = ""
+    error: LazyText | None = None
     near: str = ""  # a subcommand the text looks like a typo of
     level: Verdict | None = None  # subscribe: the least verdict wanted (None: every note)
     level_given: bool = False  # subscribe named a filter (`deep`, `skim`, `all`)
@@ -140,12 +140,12 @@ LEVEL_WORDS: dict[str, Verdict | None] = {
 _NOT_LEVELS = ("skip", "可略过")
 
 
-def _level_error(word: str) -> str:
-    shown = escaped(word, 60)
-    return (
-        f"`{shown}` is not a verdict filter. Add `deep` (deep reads only), `skim` (deep and "
+def _level_error(word: str) -> LazyText:
+    return lazy_text(
+        "`{word}` is not a verdict filter. Add `deep` (deep reads only), `skim` (deep and "
         "skim reads) or `all` (every note) after the roles, e.g. `/prdigest subscribe moe "
-        "deep`. Nothing was changed."
+        "deep`. Nothing was changed.",
+        word=escaped(word, 60),
     )
 
 
@@ -157,7 +157,8 @@ def _subscribe(args: list[str], taxonomy: Taxonomy) -> Command:
     words = [w for w in args if w not in levels]
     if len(levels) > 1:
         return Command(
-            Kind.INVALID, error="Name one verdict filter (`deep`, `skim` or `all`), not several."
+            Kind.INVALID,
+            error=lazy_text("Name one verdict filter (`deep`, `skim` or `all`), not several."),
         )
     for word in words:
         if taxonomy.resolve(word) is not None:
@@ -168,8 +169,10 @@ def _subscribe(args: list[str], taxonomy: Taxonomy) -> Command:
     if not words:
         return Command(
             Kind.INVALID,
-            error="Name at least one role, e.g. `/prdigest subscribe moe`. "
-            "`/prdigest roles` lists them.",
+            error=lazy_text(
+                "Name at least one role, e.g. `/prdigest subscribe moe`. "
+                "`/prdigest roles` lists them."
+            ),
         )
     slugs, unknown = _resolve_all(words, taxonomy)
     level = LEVEL_WORDS[levels[0].casefold()] if levels else None
@@ -183,7 +186,7 @@ def _unsubscribe(args: list[str], taxonomy: Taxonomy) -> Command:
     if not args:
         return Command(
             Kind.INVALID,
-            error="Name a role or `all`, e.g. `/prdigest unsubscribe moe`.",
+            error=lazy_text("Name a role or `all`, e.g. `/prdigest unsubscribe moe`."),
         )
     if [a.casefold() for a in args] == [ALL_WORD]:
         return Command(Kind.UNSUBSCRIBE, all_roles=True)
@@ -195,18 +198,28 @@ def _watch(args: list[str], taxonomy: Taxonomy) -> Command:
     """Add the new notes with all these words to your weekly DM (e.g. `watch fp8 marlin`)."""
     text = " ".join(args)
     if not text:
-        return Command(Kind.INVALID, error="Name what to watch, e.g. `/prdigest watch fp8 marlin`.")
+        return Command(
+            Kind.INVALID,
+            error=lazy_text("Name what to watch, e.g. `/prdigest watch fp8 marlin`."),
+        )
     if len(text) > MAX_WATCH_CHARS:
         return Command(
             Kind.INVALID,
-            error=f"That search is {len(text):,} characters; a watch is limited to "
-            f"{MAX_WATCH_CHARS}. Try a few keywords. Nothing was changed.",
+            error=lazy_text(
+                "That search is {count:,} characters; a watch is limited to {limit}. "
+                "Try a few keywords. Nothing was changed.",
+                count=len(text),
+                limit=MAX_WATCH_CHARS,
+            ),
         )
     if taxonomy.resolve(text) is None and not text_query(text).terms:
         return Command(
             Kind.INVALID,
-            error=f"“{escaped(text, 60)}” has no words to search for (letters, digits or "
-            "Chinese characters). Nothing was changed.",
+            error=lazy_text(
+                "“{text}” has no words to search for (letters, digits or Chinese "
+                "characters). Nothing was changed.",
+                text=escaped(text, 60),
+            ),
         )
     return Command(Kind.WATCH, text=text)
 
@@ -216,8 +229,10 @@ def _unwatch(args: list[str], taxonomy: Taxonomy) -> Command:
     if not args:
         return Command(
             Kind.INVALID,
-            error="Name the search to stop watching, or `all`, e.g. "
-            "`/prdigest unwatch fp8 marlin`. `/prdigest list` shows your watches.",
+            error=lazy_text(
+                "Name the search to stop watching, or `all`, e.g. "
+                "`/prdigest unwatch fp8 marlin`. `/prdigest list` shows your watches."
+            ),
         )
     if [a.casefold() for a in args] == [ALL_WORD]:
         return Command(Kind.UNWATCH, all_roles=True)
@@ -227,9 +242,6 @@ def _unwatch(args: list[str], taxonomy: Taxonomy) -> Command:
 # Numbers are ASCII digits: `\d` also takes "٣", which `int` reads as 3.
 _DURATION = re.compile(r"^([0-9]{1,4})\s*(d|day|days|w|wk|week|weeks)$")
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
-_PAUSE_USAGE = (
-    "e.g. `/prdigest pause 2w`, `/prdigest pause 3d` or `/prdigest pause until 2026-12-24`"
-)
 
 
 def _pause(args: list[str], taxonomy: Taxonomy) -> Command:
@@ -244,19 +256,34 @@ def _pause(args: list[str], taxonomy: Taxonomy) -> Command:
         if until is None:
             return Command(
                 Kind.INVALID,
-                error=f"`{escaped(day, 40)}` is not a date such as 2026-12-24. "
-                "Nothing was changed.",
+                error=lazy_text(
+                    "`{day}` is not a date such as 2026-12-24. Nothing was changed.",
+                    day=escaped(day, 40),
+                ),
             )
         return Command(Kind.PAUSE, until=until)
     found = _DURATION.match(text)
     if not found:
-        shown = f"`{escaped(text, 40)}` is not a duration" if text else "Say for how long"
-        return Command(Kind.INVALID, error=f"{shown}: {_PAUSE_USAGE}. Nothing was changed.")
+        error = (
+            lazy_text(
+                "`{text}` is not a duration: e.g. `/prdigest pause 2w`, `/prdigest pause 3d` "
+                "or `/prdigest pause until 2026-12-24`. Nothing was changed.",
+                text=escaped(text, 40),
+            )
+            if text
+            else lazy_text(
+                "Say for how long: e.g. `/prdigest pause 2w`, `/prdigest pause 3d` "
+                "or `/prdigest pause until 2026-12-24`. Nothing was changed."
+            )
+        )
+        return Command(Kind.INVALID, error=error)
     days = int(found.group(1)) * (7 if found.group(2).startswith("w") else 1)
     if not 1 <= days <= MAX_PAUSE_DAYS:
         return Command(
             Kind.INVALID,
-            error=f"A pause lasts from 1 to {MAX_PAUSE_DAYS} days. Nothing was changed.",
+            error=lazy_text(
+                "A pause lasts from 1 to {days} days. Nothing was changed.", days=MAX_PAUSE_DAYS
+            ),
         )
     return Command(Kind.PAUSE, days=days)
 
@@ -285,19 +312,29 @@ def _week(args: list[str], taxonomy: Taxonomy) -> Command:
             if not week or label:
                 return Command(
                     Kind.INVALID,
-                    error=f"`{escaped(word, 40)}` is not an ISO week such as "
-                    "`2026-W47`; `/prdigest week` shows this week.",
+                    error=lazy_text(
+                        "`{word}` is not an ISO week such as `2026-W47`; "
+                        "`/prdigest week` shows this week.",
+                        word=escaped(word, 40),
+                    ),
                 )
             label = week
             continue
         role = taxonomy.resolve(word)
         if role is None or roles:
-            hint = f"`{escaped(word, 40)}` is not a role" if role is None else "Name one role"
-            return Command(
-                Kind.INVALID,
-                error=f"{hint}: `/prdigest week moe` shows one role, `/prdigest week "
-                "2026-W47` an earlier week. `/prdigest roles` lists the roles.",
+            error = (
+                lazy_text(
+                    "`{word}` is not a role: `/prdigest week moe` shows one role, "
+                    "`/prdigest week 2026-W47` an earlier week. `/prdigest roles` lists the roles.",
+                    word=escaped(word, 40),
+                )
+                if role is None
+                else lazy_text(
+                    "Name one role: `/prdigest week moe` shows one role, "
+                    "`/prdigest week 2026-W47` an earlier week. `/prdigest roles` lists the roles."
+                )
             )
+            return Command(Kind.INVALID, error=error)
         roles.append(role.slug)
     return Command(Kind.WEEK, text=label, roles=tuple(roles))
 
@@ -365,6 +402,37 @@ def _split_day_and_time(word: str) -> list[str]:
     return [word]
 
 
+# What `lang` takes: a catalogue's code, or `auto` (Slack's language for the reader).
+LANGUAGE_WORDS = {
+    "zh": "zh",
+    "中文": "zh",
+    "chinese": "zh",
+    "en": "en",
+    "english": "en",
+    "英文": "en",
+    "auto": preferences.AUTO_LANGUAGE,
+    "自动": preferences.AUTO_LANGUAGE,
+}
+
+
+def _lang(args: list[str], taxonomy: Taxonomy) -> Command:
+    """Your language: `lang zh` (Chinese), `lang en` (English), `lang auto` (as in Slack)."""
+    if not args:
+        return Command(Kind.LANG)
+    choice = LANGUAGE_WORDS.get(" ".join(args).casefold())
+    if choice is None:
+        return Command(
+            Kind.INVALID,
+            error=lazy_text(
+                "`{word}` is not a language: `/prdigest lang zh` (Chinese), `/prdigest lang en` "
+                "(English) or `/prdigest lang auto` (the language Slack shows you). "
+                "Nothing was changed.",
+                word=escaped(" ".join(args), 40),
+            ),
+        )
+    return Command(Kind.LANG, text=choice)
+
+
 def _lookup(args: list[str], taxonomy: Taxonomy) -> Command:
     """A role's notes, best reads first (e.g. `moe`, `mm`, `infra`)."""
     return Command(Kind.LOOKUP, text=" ".join(args))
@@ -388,6 +456,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("week", "week [<role>] [YYYY-Www]", _week),
     Subcommand("budget", "budget [<1-20>|all|default]", _budget),
     Subcommand("dm", "dm [<day> <HH:MM>|off|on|default]", _dm),
+    Subcommand("lang", "lang [zh|en|auto]", _lang),
 )
 """Named subcommands, in the order help shows them."""
 
@@ -420,8 +489,11 @@ def parse_command(text: str, taxonomy: Taxonomy) -> Command:
     if len(cleaned) > MAX_QUERY_CHARS:
         return Command(
             Kind.INVALID,
-            error=f"That is {len(cleaned):,} characters; queries are limited to "
-            f"{MAX_QUERY_CHARS}. Try a few keywords.",
+            error=lazy_text(
+                "That is {count:,} characters; queries are limited to {limit}. Try a few keywords.",
+                count=len(cleaned),
+                limit=MAX_QUERY_CHARS,
+            ),
         )
     words = cleaned.split()
     head = words[0].casefold()
@@ -436,7 +508,16 @@ def parse_command(text: str, taxonomy: Taxonomy) -> Command:
 
 # Subcommands that take words after them: a typo of one (`subscrbe moe`) is still
 # searched, and the reply asks whether the subcommand was meant.
-_TAKES_WORDS = ("subscribe", "unsubscribe", "watch", "unwatch", "pause", "week", "budget")
+_TAKES_WORDS = (
+    "subscribe",
+    "unsubscribe",
+    "watch",
+    "unwatch",
+    "pause",
+    "week",
+    "budget",
+    "lang",
+)
 
 
 def _lookup_command(cleaned: str, taxonomy: Taxonomy) -> Command:
@@ -456,15 +537,16 @@ def _lookup_command(cleaned: str, taxonomy: Taxonomy) -> Command:
     return command
 
 
-def help_lines() -> list[tuple[str, str]]:
-    """(usage, summary) for every row of the grammar, as help shows them."""
+def help_lines(t: Texts) -> list[tuple[str, str]]:
+    """(usage, summary) for every row of the grammar, as help shows them: the catalogues
+    hold each usage line and summary (`bot.i18n.catalogues` extracts them from the table)."""
     rows = [*SUBCOMMANDS, *FALLBACKS]
-    return [(f"{COMMAND_NAME} {row.usage}", row.summary) for row in rows]
+    return [(f"{COMMAND_NAME} {t.gettext(row.usage)}", t.gettext(row.summary)) for row in rows]
 
 
-def help_text() -> str:
+def help_text(t: Texts) -> str:
     """The plain-text help, generated from the grammar table."""
-    lines = [f"`{usage}` — {summary}" for usage, summary in help_lines()]
+    lines = [f"`{usage}` — {summary}" for usage, summary in help_lines(t)]
     return "\n".join(lines)
 
 
@@ -477,55 +559,60 @@ def run_command(
     command: Command,
     team_id: str,
     user_id: str,
+    t: Texts,
     now: datetime | None = None,
-    client: WebClient | None = None,
 ) -> Message:
-    """Carry out a parsed command for one user and build the reply; `client` asks Slack
-    for the reader's time zone when the reply needs it (else the cached one is used)."""
+    """Carry out a parsed command for one user and build the reply in their language `t`.
+
+    The reader's time zone is their cached Slack profile: the listener's `reader_texts`
+    has just asked Slack for it when it was a day old."""
     taxonomy = services.taxonomy
     now = now or now_utc()
     if command.kind is Kind.HELP:
-        return replies.help_reply(help_lines())
+        return replies.help_reply(help_lines(t), t)
     if command.kind is Kind.ROLES:
-        return replies.roles_reply(taxonomy)
+        return replies.roles_reply(taxonomy, t)
     if command.kind is Kind.INVALID:
-        return replies.error_reply(command.error)
+        return replies.error_reply(t.say(command.error or lazy_text("That command is not valid.")))
     if command.kind is Kind.LIST:
         reader = services.store.readers.reader(team_id, user_id)
-        return replies.list_reply(reader, taxonomy, now, services.settings.zone)
+        return replies.list_reply(reader, taxonomy, now, services.settings.zone, t)
     if command.kind is Kind.WATCH:
         return preferences.watch(
-            services, team_id, user_id, command.text, _lookup_of(command.text, taxonomy)
+            services, team_id, user_id, command.text, _lookup_of(command.text, taxonomy), t
         )
     if command.kind is Kind.UNWATCH:
         query = None if command.all_roles else command.text
-        return preferences.unwatch(services, team_id, user_id, query)
+        return preferences.unwatch(services, team_id, user_id, query, t)
     if command.kind is Kind.PAUSE:
-        return preferences.pause(services, team_id, user_id, now, command.days, command.until)
+        return preferences.pause(services, team_id, user_id, now, command.days, command.until, t)
     if command.kind is Kind.RESUME:
-        return preferences.resume(services, team_id, user_id, now)
+        return preferences.resume(services, team_id, user_id, now, t)
+    if command.kind is Kind.LANG:
+        return preferences.language(services, team_id, user_id, command.text or None, t)
     if command.kind is Kind.BUDGET:
-        return dm_settings.budget(services, team_id, user_id, command.text, command.budget)
+        return dm_settings.budget(services, team_id, user_id, command.text, command.budget, t)
     if command.kind is Kind.DM:
-        profile = reader_profile(services.store, client, team_id, user_id, now)
+        profile = services.store.readers.profile(team_id, user_id)
         return dm_settings.dm(
-            services, team_id, user_id, now, profile, command.text, command.weekday, command.at
+            services, team_id, user_id, now, profile, t, command.text, command.weekday, command.at
         )
     if command.kind is Kind.WEEK:
         week = command.text or week_label(now, services.settings.zone)
-        return week_page(services, " ".join([week, *command.roles]), 0, now)
+        return week_page(services, " ".join([week, *command.roles]), 0, t, now)
     if command.kind in (Kind.SUBSCRIBE, Kind.UNSUBSCRIBE):
         return change_subscriptions(
             services,
             team_id,
             user_id,
             command.roles,
+            t,
             subscribe=command.kind is Kind.SUBSCRIBE,
             unknown=command.unknown,
             all_roles=command.all_roles,
             level=command.level if command.level_given else KEEP_LEVEL,
         )
-    return lookup_page(services, command.text, 0, near=command.near)
+    return lookup_page(services, command.text, 0, t, near=command.near)
 
 
 def _lookup_of(text: str, taxonomy: Taxonomy) -> str | None:
@@ -537,7 +624,21 @@ def _lookup_of(text: str, taxonomy: Taxonomy) -> str | None:
     return f"{COMMAND_NAME} {text}"
 
 
-def week_page(services: Services, query: str, offset: int, now: datetime | None = None) -> Message:
+_WEEK_INTROS = {
+    "posted": N_("The digest as posted, thread by thread, with its additions."),
+    "upcoming": N_("Not posted yet: the notes the next digest will hold."),
+    "ingested": N_("No digest was posted that week: the notes ingested then."),
+}
+_WEEK_EMPTY = {
+    "posted": N_("the digest posted that week holds none"),
+    "upcoming": N_("nothing new for the next digest yet"),
+    "ingested": N_("no digest was posted that week, and no note ingested then"),
+}
+
+
+def week_page(
+    services: Services, query: str, offset: int, t: Texts, now: datetime | None = None
+) -> Message:
     """One page of `/prdigest week`: `query` is the week label and a role slug, if any
     (what the More button carries)."""
     now = now or now_utc()
@@ -546,48 +647,60 @@ def week_page(services: Services, query: str, offset: int, now: datetime | None 
     try:
         start, _end = week_bounds(label, services.settings.zone)
     except ValueError:
-        return replies.error_reply("That week is not an ISO week such as `2026-W47`.")
+        return replies.error_reply(t.gettext("That week is not an ISO week such as `2026-W47`."))
     if start > now:
         return replies.error_reply(
-            f"{label} has not started yet; `/prdigest week` shows this week."
+            t.gettext("{week} has not started yet; `/prdigest week` shows this week.", week=label)
         )
     found = week_digest(services, label, now)
     digest = found.digest
     headings: list[str] | None = None
     if role is None and found.threads:
         # As the channel shows it: a note fixed since stays in the thread it was posted in.
-        items = [(n, t.role.slug) for t in found.threads for n in t.notes]
-        headings = [_thread_heading(t) for t in found.threads for _ in t.notes]
+        threads = found.threads
+        items = [(n, thread.role.slug) for thread in threads for n in thread.notes]
+        headings = [_thread_heading(thread, t) for thread in threads for _ in thread.notes]
     elif role is None:
         items = [(n, s.role.slug) for s in digest.sections for n in s.notes]
-        headings = [s.role.label for s in digest.sections for _ in s.notes]
+        headings = [t.role_name(s.role) for s in digest.sections for _ in s.notes]
     else:
-        posted_in = {n.id for t in found.threads if t.role.slug == role.slug for n in t.notes}
+        posted_in = {
+            n.id for thread in found.threads if thread.role.slug == role.slug for n in thread.notes
+        }
         members = [n for n in digest.notes if role.slug in n.roles or n.id in posted_in]
         members.sort(key=lambda n: (n.verdict_for(role.slug).rank, -n.ingested_at.timestamp()))
         items = [(n, role.slug) for n in members]
     marks = {
-        n.id: f"fixed since posting: now {n.primary_role}/{n.verdict.value}"
+        n.id: t.gettext(
+            "fixed since posting: now {role}/{verdict}",
+            role=n.primary_role,
+            verdict=t.verdict_word(n.verdict),
+        )
         for n in digest.notes
         if n.id in found.fixed_since
     }
-    scope = f" · {role.label}" if role else ""
-    title = digest_title(label, False) + scope
-    intro = {
-        "posted": "The digest as posted, thread by thread, with its additions.",
-        "upcoming": "Not posted yet: the notes the next digest will hold.",
-        "ingested": "No digest was posted that week: the notes ingested then.",
-    }[found.source]
+    scope = f" · {t.role_name(role)}" if role else ""
+    title = digest_title(label, False, t) + scope
+    intro = t.gettext(_WEEK_INTROS[found.source])
     if not items[offset:]:
-        who = f" for {role.slug}" if role else ""
+        shown = escaped(title, 200)
         if offset:
-            return replies.message(f"{escaped(title, 200)}: No more notes{who}. {intro}")
-        why = {
-            "posted": "the digest posted that week holds none",
-            "upcoming": "nothing new for the next digest yet",
-            "ingested": "no digest was posted that week, and no note ingested then",
-        }[found.source]
-        return replies.message(f"{escaped(title, 200)}: No notes{who}: {why}.")
+            return replies.message(
+                t.gettext(
+                    "{title}: No more notes for {role}. {intro}",
+                    title=shown,
+                    role=role.slug,
+                    intro=intro,
+                )
+                if role
+                else t.gettext("{title}: No more notes. {intro}", title=shown, intro=intro)
+            )
+        why = t.gettext(_WEEK_EMPTY[found.source])
+        return replies.message(
+            t.gettext("{title}: No notes for {role}: {why}.", title=shown, role=role.slug, why=why)
+            if role
+            else t.gettext("{title}: No notes: {why}.", title=shown, why=why)
+        )
     more = replies.MorePage(query, 0, replies.MorePage.WEEK)
     end = offset + services.settings.page_size
     return replies.note_page(
@@ -597,43 +710,52 @@ def week_page(services: Services, query: str, offset: int, now: datetime | None 
         offset,
         more,
         services.taxonomy,
+        t,
         headings=headings[offset:end] if headings is not None else None,
         marks=marks,
         intro=intro,
     )
 
 
-def left_out_page(services: Services, run_key: str, offset: int) -> Message:
+def left_out_page(services: Services, run_key: str, offset: int, t: Texts) -> Message:
     """One page of the notes a reader's DM left out over their budget (what its closing
     button carries is the DM's key), best first."""
     dm = Ledger(services.store.engine).reader_dm_by_key(run_key)
     if dm is None or not dm.left_out:
-        return reader_settings.left_out_gone()
+        return reader_settings.left_out_gone(t)
     found = {n.id: n for n in services.store.get_notes([i for i, _ in dm.left_out])}
     items = [(found[i], role or None) for i, role in dm.left_out if i in found]
     if not items[offset:]:
-        return reader_settings.left_out_gone()
+        return reader_settings.left_out_gone(t)
     end = offset + services.settings.page_size
     return replies.note_page(
-        reader_settings.left_out_title(dm.week),
+        reader_settings.left_out_title(dm.week, t),
         items[offset:end],
         len(items),
         offset,
         replies.MorePage(run_key, 0, replies.MorePage.LEFT_OUT),
         services.taxonomy,
+        t,
     )
 
 
-def _thread_heading(thread: PostedThread) -> str:
-    return f"{thread.role.label} · {ADDITION_LABEL}" if thread.addition else thread.role.label
+def _thread_heading(thread: PostedThread, t: Texts) -> str:
+    name = t.role_name(thread.role)
+    return f"{name} · {addition_label(t)}" if thread.addition else name
 
 
-def lookup_page(services: Services, text: str, offset: int, near: str = "") -> Message:
+def lookup_page(services: Services, text: str, offset: int, t: Texts, near: str = "") -> Message:
     """One page of `/prdigest <role or text>`, starting at `offset`."""
     try:
         result = lookup(services, text, limit=services.settings.page_size, offset=offset)
-    except QueryError as exc:
-        return replies.error_reply(f"{exc}. Try a few keywords.")
+    except QueryError:
+        return replies.error_reply(
+            t.gettext(
+                "That is {count:,} characters; queries are limited to {limit}. Try a few keywords.",
+                count=len(text),
+                limit=MAX_QUERY_CHARS,
+            )
+        )
     return replies.lookup_reply(
         result.query.text,
         result.role,
@@ -641,6 +763,7 @@ def lookup_page(services: Services, text: str, offset: int, near: str = "") -> M
         result.page.total,
         offset,
         services.taxonomy,
+        t,
         suggestions=result.suggestions,
         near=near,
         capped=result.page.capped,
@@ -661,6 +784,7 @@ def change_subscriptions(
     team_id: str,
     user_id: str,
     roles: Sequence[str],
+    t: Texts,
     *,
     subscribe: bool,
     unknown: Sequence[str] = (),
@@ -673,10 +797,9 @@ def change_subscriptions(
     (a button, or `subscribe moe` again) keeps the filter it has.
     """
     taxonomy = services.taxonomy
-    verb = "subscribe" if subscribe else "unsubscribe"
     if unknown:
         hints = {word: tuple(taxonomy.suggest(word)) for word in unknown}
-        return replies.unknown_roles_reply(verb, unknown, hints)
+        return replies.unknown_roles_reply(subscribe, unknown, hints, t)
     store = services.store
     if subscribe:
         new_level = None if isinstance(level, _KeepLevel) else level
@@ -687,35 +810,29 @@ def change_subscriptions(
             changed = store.readers.set_level(team_id, user_id, existing, level)
         levels = {s.role: s.level for s in store.readers.role_subscriptions(team_id, user_id)}
         already = [r for r in existing if r not in changed]
-        return replies.subscribe_reply(added, changed, already, levels, taxonomy)
+        return replies.subscribe_reply(added, changed, already, levels, taxonomy, t)
     removed = store.unsubscribe(team_id, user_id, None if all_roles else roles)
     missing = [] if all_roles else [r for r in roles if r not in removed]
-    return replies.unsubscribe_reply(removed, missing, taxonomy)
+    return replies.unsubscribe_reply(removed, missing, taxonomy, t)
 
 
 def app_home(
-    services: Services,
-    team_id: str,
-    user_id: str,
-    now: datetime,
-    client: WebClient | None = None,
+    services: Services, team_id: str, user_id: str, now: datetime, t: Texts
 ) -> dict[str, Any]:
     """The Home tab of one user: when their DMs go out and how many notes they show, and
     the latest digest's notes for their roles (before the first digest, this week's), or
-    else the newest notes of those roles. `client` asks Slack for the reader's time zone
-    once a day (else the cached one is used)."""
+    else the newest notes of those roles. The reader's time zone is their cached Slack
+    profile (the listener's `reader_texts` asks Slack once a day)."""
     reader = services.store.readers.reader(team_id, user_id)
-    profile = reader_profile(services.store, client, team_id, user_id, now)
     times = dm_settings.dm_times(
-        services, team_id, user_id, reader.settings, profile, reader.pause, now
+        services, team_id, user_id, reader.settings, reader.profile, reader.pause, now
     )
     budget = dm_settings.reader_budget(services.settings, reader.settings)
     reads = bool(reader.roles or reader.watches)
-    dm_line = reader_settings.home_settings_line(times, budget) if reads else ""
+    dm_line = reader_settings.home_settings_line(times, budget, t) if reads else ""
     mine = [s.role for s in reader.roles]
     latest = latest_digest(services)
     digest = latest or preview_digest(services, None, now)
-    label = f"Latest digest ({digest.week})" if latest else f"This week ({digest.week})"
     if mine:
 
         def best(note: Note) -> int:
@@ -723,14 +840,22 @@ def app_home(
 
         notes = [n for n in digest.notes if any(s.accepts(n) for s in reader.roles)]
         notes.sort(key=best)
-        title = f"{label} for your roles"
+        title = (
+            t.gettext("Latest digest ({week}) for your roles", week=digest.week)
+            if latest
+            else t.gettext("This week ({week}) for your roles", week=digest.week)
+        )
         if not notes:
-            title = "Newest notes for your roles"
+            title = t.gettext("Newest notes for your roles")
             for slug in mine:
                 notes.extend(services.store.role_notes(slug, limit=replies.HOME_NOTES).notes)
     else:
         notes = list(digest.top_deep_reads(replies.HOME_NOTES))
-        title = f"{label}: top deep reads"
+        title = (
+            t.gettext("Latest digest ({week}): top deep reads", week=digest.week)
+            if latest
+            else t.gettext("This week ({week}): top deep reads", week=digest.week)
+        )
     return replies.home_view(
-        services.taxonomy, reader, notes, title, now, services.settings.zone, dm_line=dm_line
+        services.taxonomy, reader, notes, title, now, services.settings.zone, t, dm_line=dm_line
     )

@@ -2,7 +2,9 @@
 `/metrics`.
 
 `POST /slack/events` carries slash commands, interactivity and events (one Request URL for
-all three), each acknowledged before its work runs (`bot.slack.app`); `GET /healthz`
+all three), each acknowledged before its work runs (`bot.slack.app`); a request whose
+signature does not hold or whose body is unreadable is refused before Bolt sees it, with one
+line in the log; `GET /healthz`
 answers 200 once the store answers and the bot token passed `auth.test`, else 503 with the
 failing check named; `GET /metrics` is the Prometheus text exposition (`bot.ops.prometheus`).
 In Socket Mode the last two are served alone (`make_ops_app`) on `PRDIGEST_METRICS_PORT`.
@@ -17,18 +19,24 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import waitress
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
-from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_sdk import WebClient
+from slack_sdk.signature import SignatureVerifier
 
 from bot.config import Settings
-from bot.slack.listeners.payloads import bolt_can_read
+from bot.slack.listeners.payloads import (
+    EVENTS_PATH,
+    bolt_can_read,
+    refusal,
+    safe_kind,
+    unverified_body,
+)
 from bot.slack.slack_link import SlackLink
 from bot.store import Store
 
@@ -37,11 +45,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 METRICS_PATH = "/metrics"
 MAX_REQUEST_BYTES = 1_000_000  # Slack's payloads are a few kB; refuse anything huge
 SERVER_THREADS = 8
+SIGNATURE_WINDOW_SECONDS = 300  # Slack's: a request signed longer ago (or ahead) is refused
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -122,46 +130,90 @@ def make_ops_app(health: HealthCheck, metrics: PrometheusMetrics | None = None) 
 
 
 def make_wsgi_app(
-    bolt_app: App, health: HealthCheck, metrics: PrometheusMetrics | None = None
+    bolt_app: App,
+    health: HealthCheck,
+    metrics: PrometheusMetrics | None = None,
+    *,
+    signing_secret: str,
 ) -> WsgiApp:
-    """Route Slack's requests to Bolt, the rest to `make_ops_app`."""
+    """Route Slack's requests to Bolt, the rest to `make_ops_app`.
+
+    A request to `EVENTS_PATH` reaches Bolt only once its signature is checked with
+    `signing_secret` and its body is one Bolt can read; any other is refused here with one
+    line in the log (`refusal`), so nothing of it reaches Bolt or its logs."""
     slack = SlackRequestHandler(bolt_app, path=EVENTS_PATH)
+    verifier = SignatureVerifier(signing_secret)
     ops = make_ops_app(health, metrics)
 
     def application(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         method = environ.get("REQUEST_METHOD", "GET")
-        if path == EVENTS_PATH:
-            if method != "POST":
-                return _json(start_response, "405 Method Not Allowed", {"error": "use POST"})
-            if not _bolt_can_read(environ):
-                log.warning("refused a Slack request: its body is not a Slack payload")
-                return _json(start_response, "400 Bad Request", {"error": "unreadable payload"})
-            try:
-                return slack(environ, start_response)  # type: ignore[arg-type]
-            except (ValueError, KeyError, TypeError) as exc:
-                # A signed body that is not a Slack payload (Bolt parses it before answering).
-                log.warning("unreadable Slack request: %s", exc.__class__.__name__)
-                return _json(start_response, "400 Bad Request", {"error": "unreadable payload"})
-        return ops(environ, start_response)
+        if path != EVENTS_PATH:
+            return ops(environ, start_response)
+        if method != "POST":
+            return _json(start_response, "405 Method Not Allowed", {"error": "use POST"})
+        where = f"POST {EVENTS_PATH}"
+        text = _read_body(environ)
+        if text is None:
+            log.warning("%s", refusal("unreadable body (not UTF-8)", where))
+            return _json(start_response, "400 Bad Request", {"error": "unreadable payload"})
+        problem = signature_problem(verifier, text, environ, time.time())
+        if problem is not None:
+            log.warning("%s", refusal(problem, where, unverified_body(text)))
+            return _json(start_response, "401 Unauthorized", {"error": "invalid request"})
+        headers = {"content-type": str(environ.get("CONTENT_TYPE") or "")}
+        if not bolt_can_read(text, headers):
+            log.warning("%s", refusal("unreadable body", where, unverified_body(text)))
+            return _json(start_response, "400 Bad Request", {"error": "unreadable payload"})
+        try:
+            return slack(environ, start_response)  # type: ignore[arg-type]
+        except (ValueError, KeyError, TypeError) as exc:
+            # A signed body that is not a Slack payload (Bolt parses it before answering).
+            reason = f"unreadable body ({exc.__class__.__name__})"
+            log.warning("%s", refusal(reason, where, unverified_body(text)))
+            return _json(start_response, "400 Bad Request", {"error": "unreadable payload"})
 
     return application
 
 
-def _bolt_can_read(environ: dict[str, Any]) -> bool:
-    """Read the body (leaving a copy for Bolt) and ask whether Bolt can parse it: Bolt
-    reads ids from the body while it builds the request, before any middleware runs."""
-    request = WsgiHttpRequest(environ)
+def signature_problem(
+    verifier: SignatureVerifier, body: str, environ: Mapping[str, Any], now: float
+) -> str | None:
+    """Why a request's signature does not hold (its reason for the log), or None when it does.
+
+    Slack signs `v0:<timestamp>:<body>` with the signing secret and allows five minutes
+    either way; the staleness is told apart from a wrong signature, since a clock that is
+    off refuses every request while a wrong secret or a forgery does."""
+    signature = str(environ.get("HTTP_X_SLACK_SIGNATURE") or "")
+    timestamp = str(environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP") or "")
+    if not signature or not timestamp:
+        return "not signed (no X-Slack-Signature or X-Slack-Request-Timestamp header)"
+    if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
+        return "malformed timestamp"
+    age = now - int(timestamp)
+    if age > SIGNATURE_WINDOW_SECONDS:
+        return (
+            f"stale timestamp (signed {age:.0f} s ago, {SIGNATURE_WINDOW_SECONDS} s allowed; "
+            "if every request says so, check this machine's clock)"
+        )
+    if -age > SIGNATURE_WINDOW_SECONDS:
+        return f"timestamp {-age:.0f} s in the future (check this machine's clock)"
+    if not signature.isascii() or not verifier.is_valid(body, timestamp, signature):
+        return "bad signature (check SLACK_SIGNING_SECRET if every request says so)"
+    return None
+
+
+def _read_body(environ: dict[str, Any]) -> str | None:
+    """The request's body as text (None when it is not UTF-8), leaving a copy for Bolt."""
     try:
-        raw = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        raw: bytes = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
     except (KeyError, ValueError):
-        return False
+        raw = b""
     environ["wsgi.input"] = io.BytesIO(raw)
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
-        return False
-    return bolt_can_read(text, {k: str(v) for k, v in request.get_headers().items()})
+        return None
 
 
 def _json(start_response: StartResponse, status: str, body: dict[str, Any]) -> list[bytes]:
@@ -299,5 +351,7 @@ def _drop_unreadable_envelope(_client: object, message: dict[str, Any], _raw: st
         return
     payload = message["payload"]
     if not isinstance(payload, dict) or not bolt_can_read(payload, {}):
-        log.warning("refused a Socket Mode envelope: its payload is not a Slack payload")
+        kind = safe_kind(message.get("type"))
+        where = f"Socket Mode, {kind}" if kind else "Socket Mode"
+        log.warning("%s", refusal("unreadable payload", where, payload))
         del message["payload"]

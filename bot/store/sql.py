@@ -2,9 +2,10 @@
 
 Each concern lives in its own module and `Store` inherits them all, so callers keep one
 object: `engine` (opening, migrations, errors), `note_saving` (ingesting note files),
-`note_queries` (reading notes back), `note_search` (full-text search), `fixes` (editor fixes,
-re-classification, the store's facts), `readings` (a model server's cached readings) and
-`subscriptions`. Readers' settings are `store.readers`; the delivery ledger is `ledger`.
+`note_queries` (reading notes back), `note_search` (full-text search), `note_removal`
+(removing notes by identity), `fixes` (editor fixes, re-classification, the store's facts),
+`readings` (a model server's cached readings) and `subscriptions`. Readers' settings are
+`store.readers`; the delivery ledger is `ledger`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sqlalchemy.engine import Engine
 from bot.store.engine import DATABASE_SETTING, StoreError, open_engine
 from bot.store.fixes import Fixes
 from bot.store.note_queries import NoteQueries
+from bot.store.note_removal import NoteRemover
 from bot.store.note_saving import NoteSaving
 from bot.store.note_search import NoteSearch
 from bot.store.readers import Readers
@@ -23,7 +25,7 @@ from bot.store.schema import metadata
 from bot.store.subscriptions import Subscriptions
 
 
-class Store(NoteSaving, NoteQueries, NoteSearch, Fixes, Readings, Subscriptions):
+class Store(NoteSaving, NoteQueries, NoteSearch, NoteRemover, Fixes, Readings, Subscriptions):
     """Notes, roles, full-text search and subscriptions in one SQL database."""
 
     def __init__(self, engine: Engine) -> None:

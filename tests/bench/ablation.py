@@ -29,6 +29,7 @@ from bot.classify.rules import FAMILIES
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.train.audiences import train as train_audience
 from bot.classify.train.model_files import model_json
+from bot.classify.train.roles import labelled_roles
 from bot.classify.train.roles import train as train_roles
 from bot.classify.train.verdicts import train as train_verdicts
 from bot.domain import Classification
@@ -57,7 +58,7 @@ def fold_models(
             AudienceModel.from_json(text[2]),
         )
     rest = [n for name in DEV_SETS if name != held for n in sets[name]]
-    roles = train_roles(rest, slugs)
+    roles = train_roles(rest, labelled_roles(rest, slugs))
     models = (train_verdicts(rest), roles, train_audience(rest, roles))
     for path, model in zip(paths, models, strict=True) if paths else ():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -87,7 +87,9 @@ def main() -> None:
 
         client = build_web_client(settings, token=TOKEN)
         app = build_app(services, client, signing_secret=SECRET, socket_mode=False)
-        server = serve_in_thread(make_wsgi_app(app, HealthCheck(services.store, client)))
+        server = serve_in_thread(
+            make_wsgi_app(app, HealthCheck(services.store, client), signing_secret=SECRET)
+        )
         acks: list[float] = []
         replies: list[float] = []
         failures: list[str] = []

@@ -89,6 +89,7 @@ def main() -> None:
     print(
         f"{len(local)} notes of {', '.join(sets)} through {config.read_by} at {config.url}: "
         f"{stats.read} read, {stats.invalid} invalid answers, "
+        f"{stats.implausible} implausible answers, "
         f"{stats.failed + stats.not_asked} not read, in {seconds:.1f} s "
         f"(concurrency {config.concurrency})"
     )

@@ -23,7 +23,7 @@ from bot.classify import build_classifier
 from bot.classify.models import blend_roles
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import features, normalise
-from bot.classify.train.roles import train
+from bot.classify.train.roles import labelled_roles, train
 from bot.domain import Classification
 from tests.labelled import DEV_SETS, NAMED_ROLES, load_set, score
 
@@ -36,8 +36,8 @@ Chooser = Callable[[Classification, dict[str, float]], Classification]
 
 
 def _fold(held: str) -> tuple[str, Probas]:
-    slugs = load_taxonomy(None).slugs
-    model = train((n for name in DEV_SETS if name != held for n in load_set(name)), slugs)
+    notes = [n for name in DEV_SETS if name != held for n in load_set(name)]
+    model = train(notes, labelled_roles(notes, load_taxonomy(None).slugs))
     return held, [
         model.proba_of(normalise(n.title).lower(), features(normalise(n.paragraph).lower()))
         for n in load_set(held)

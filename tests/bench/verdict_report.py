@@ -1,7 +1,9 @@
 """Aggregate scores of the shipped classifier on every labelled set (one line per set).
 
 Development sets are read while the classifier is written; validation sets are never
-trained or tuned on; held-out sets are frozen and scored here in aggregate only. Columns:
+trained on or read note by note, but their aggregate chose thresholds, so their scores
+flatter those choices (tests/bench/README.md, "Which sets chose which numbers"); held-out
+sets are frozen and scored here in aggregate only. Columns:
 verdict accuracy (main verdict and every audience-specific verdict right), the main
 verdict alone, named-role macro-F1 (release-infra, moe-quant, multimodal), macro-F1 over
 all nine roles; for the rules alone as well as for the shipped rules + verdict model. A

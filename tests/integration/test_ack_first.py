@@ -20,9 +20,9 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.services import Services
-from bot.slack.app import ReplyPool, build_app, require_ack_first
+from bot.slack.app import ReplyPool, build_app
 from bot.slack.client import build_web_client
-from bot.slack.listeners.acking import ack_first
+from bot.slack.listeners.acking import AckFirst
 from bot.slack.server import HealthCheck, RunningServer, make_wsgi_app, serve_in_thread
 from bot.slack.slack_link import OK, SlackLink
 from tests.support.fakeslack import FakeSlack
@@ -84,7 +84,9 @@ def served(
         pool=pool,
         reply_timeout=1,
     )
-    running = serve_in_thread(make_wsgi_app(app, HealthCheck(services.store, client, link)))
+    running = serve_in_thread(
+        make_wsgi_app(app, HealthCheck(services.store, client, link), signing_secret=SECRET)
+    )
     try:
         yield Served(slack, running, link, pool)
     finally:
@@ -226,16 +228,19 @@ def test_a_reply_that_slack_refuses_is_logged_once_and_not_retried(
     assert not _said(caplog, "listener failed")
 
 
-def test_a_listener_that_would_work_before_acknowledging_is_refused() -> None:
-    """Registered the plain way, a listener runs whole before the acknowledgement."""
+def test_a_listener_asking_for_what_bolt_never_passes_is_refused() -> None:
+    """Bolt passes arguments by name and gives a name it does not know None: a misspelt one
+    fails at registration, not on the first request."""
     app = App(signing_secret="s", token="xoxb-x", token_verification_enabled=False)
+    listeners = AckFirst(app, lambda *_: None)
 
-    @app.action("plain")
-    def plain(ack: Ack) -> None:
+    def misspelt(ack: Ack, bdy: dict[str, object]) -> None:
         ack()
 
-    with pytest.raises(ValueError, match="plain does its work before the acknowledgement"):
-        require_ack_first(app)
-    first = App(signing_secret="s", token="xoxb-x", token_verification_enabled=False)
-    ack_first(first.action("lazy"))(plain)
-    require_ack_first(first)
+    with pytest.raises(ValueError, match="misspelt asks for bdy"):
+        listeners.action("misspelt")(misspelt)
+
+    def spelt(ack: Ack, body: dict[str, object], respond: object, context: object) -> None:
+        ack()
+
+    assert listeners.action("spelt")(spelt) is spelt

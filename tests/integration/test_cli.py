@@ -112,7 +112,7 @@ def test_lookup_bad_input_is_a_clear_message(env: Path) -> None:
     code, _, err = run("lookup", "x" * 4000)
     assert code == 2 and "limit" in err and "Traceback" not in err
     code, out, _ = run("lookup", "zzqqxx")
-    assert code == 0 and "0 of 0 notes" in out
+    assert code == 0 and "No note matches free text `zzqqxx`." in out
     code, out, _ = run("lookup", "marlin", "zzqqxx")
     assert code == 0 and "No note has all of these words" in out, "says it fell back"
     assert "No note has all" not in run("lookup", "marlin")[1]
@@ -152,7 +152,9 @@ def test_bad_setting_names_the_variable(env: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_console_script_preview_from_a_fresh_directory(tmp_path: Path) -> None:
-    """The README's run command, as a subprocess with the default SQLite store."""
+    """The README's run command, as a subprocess in a fresh clone with the default SQLite
+    URL and no settings: this week's digest of the bundled notes, and no store left behind
+    (the samples never enter ./prdigest.db)."""
     work = tmp_path / "fresh"
     shutil.copytree(Path(__file__).parents[2] / "digests", work / "digests")
     script = Path(sys.executable).with_name("prdigest")
@@ -161,8 +163,9 @@ def test_console_script_preview_from_a_fresh_directory(tmp_path: Path) -> None:
         [str(script), "preview"], cwd=work, env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    assert "精读推荐" in done.stdout
-    assert (work / "prdigest.db").exists()
+    assert "精读推荐" in done.stdout and "32 notes" in done.stdout
+    assert "PRDIGEST_DIGESTS_DIR (your team's notes folder) is not set" in done.stderr
+    assert sorted(p.name for p in work.iterdir()) == ["digests"]
 
 
 def test_post_dry_run_says_when_files_are_waiting_to_be_ingested(

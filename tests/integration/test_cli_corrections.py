@@ -12,7 +12,7 @@ from bot.store import Store
 from bot.store.ledger import Ledger
 from tests.support.cli import cli_env, json_lines, run, runner
 from tests.support.fakeslack import FakeSlack
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 from tests.support.notes import replacing_roles
 
 
@@ -72,8 +72,8 @@ def test_reclassify_prints_changes_and_post_reclassifies_on_start(
 def test_post_reclassifies_on_start_keeps_posted_notes_in_place_and_updates_a_fix(
     posting: Services, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    for path in seed_files():
-        (posting.settings.digests_dir / path.name).write_bytes(path.read_bytes())
+    assert posting.settings.digests_dir is not None
+    write_team_notes(posting.settings.digests_dir)
     cli_env(monkeypatch, posting)
     first = runner.invoke(app, ["post", "--channel-rate", "0", "--dm-rate", "0"])
     assert first.exit_code == 0 and "posted" in first.output

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from bot.domain import Verdict
+from bot.i18n.texts import Language, texts_for
 from bot.readers.corrections import fix_note
 from bot.render.replies import Message
 from bot.services import Services, ingest_paths
@@ -24,6 +25,8 @@ THREADS = 40
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 T = TypeVar("T")
+
+BOTH = texts_for(Language.BOTH)  # today's form: English, bilingual headings
 
 
 def at_once(count: int, work: Callable[[int], T]) -> list[T]:
@@ -39,7 +42,7 @@ def at_once(count: int, work: Callable[[int], T]) -> list[T]:
 
 
 def command(services: Services, text: str, user: str = USER) -> Message:
-    return run_command(services, parse_command(text, services.taxonomy), TEAM, user, now=NOW)
+    return run_command(services, parse_command(text, services.taxonomy), TEAM, user, BOTH, now=NOW)
 
 
 def test_concurrent_watches_stop_at_the_limit(services: Services) -> None:

@@ -216,7 +216,11 @@ def test_kubernetes_cronjob_ingests_into_the_shared_database() -> None:
     deployment_pod = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
     assert secret == {s["secretRef"]["name"] for s in deployment_pod["envFrom"] if "secretRef" in s}
     notes = {m["mountPath"] for c in pod["initContainers"] for m in c["volumeMounts"]}
-    assert container["args"][2].split("/$(")[0] in notes
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert container["args"] == ["prdigest", "ingest"]  # the notes folder, with its checks
+    assert env["PRDIGEST_DIGESTS_DIR"].split("/$(")[0] in notes
+    names = [e["name"] for e in container["env"]]
+    assert names.index("NOTES_PATH") < names.index("PRDIGEST_DIGESTS_DIR")  # $(…) needs it first
 
 
 UNIT_EXEC = "/opt/prdigest/bin/prdigest"
@@ -244,3 +248,58 @@ def test_systemd_unit_verifies_with_the_installed_program(tmp_path: Path) -> Non
 
     assert verify(unit, "as-shipped") == ["exit 0"]
     assert len(verify(unit.replace("Restart=on-failure", "Restart=sometimes"), "bad")) > 1
+
+
+# ---------------------------------------------------------------- never the samples
+
+SAMPLES = ROOT / "digests"
+
+
+def deploy_texts() -> dict[str, str]:
+    return {
+        str(p.relative_to(ROOT)): p.read_text()
+        for p in sorted(DEPLOY.rglob("*"))
+        if p.is_file() and p.name != "slack-app-manifest.yaml" and p.suffix != ".png"
+    }
+
+
+def test_no_deploy_file_points_at_the_bundled_samples() -> None:
+    """The repository's digests/ (the sample notes, bot/sample_digests in the wheel) is never
+    a deployment's notes folder: not as a compose default, a mount, a copy into the notes
+    folder, or a setting."""
+    for name, text in deploy_texts().items():
+        assert "sample_digests" not in text, name
+        assert "../digests" not in text and "$PWD/digests" not in text, name
+    # compose: the notes folder is a variable without a default that fails clearly.
+    bot = compose()["services"]["bot"]
+    folder = bot["environment"]["PRDIGEST_DIGESTS_DIR"]
+    (mount,) = [v for v in bot["volumes"] if f":{folder}:" in v]
+    source = re.fullmatch(r"\$\{(\w+):\?([^}]+)\}:" + re.escape(folder) + r":ro", mount)
+    assert source, mount
+    assert source[1] == "PRDIGEST_NOTES_DIR" and "notes folder" in source[2]
+    example = (DEPLOY / ".env.example").read_text()
+    (value,) = re.findall(r"^PRDIGEST_NOTES_DIR=(.+)$", example, re.MULTILINE)
+    assert (DEPLOY / value).resolve() != SAMPLES.resolve()
+    # Dockerfile: the notes folder is an empty volume; digests/ is copied only into the
+    # build stage, where the wheel packs it as the samples.
+    steps = dockerfile_instructions()
+    final = steps[max(i for i, (kind, _) in enumerate(steps) if kind == "FROM") :]
+    env = " ".join(args for kind, args in final if kind == "ENV")
+    notes = re.search(r"PRDIGEST_DIGESTS_DIR=(\S+)", env)
+    assert notes
+    copied = [args for kind, args in final if kind == "COPY"]
+    assert all(notes[1] not in args and "digests" not in args.split()[0] for args in copied)
+    assert all(args.startswith("--from=build /opt/") for args in copied), copied
+    # Kubernetes: the bot pods' folder is an emptyDir, the CronJob's the cloned notes.
+    docs = k8s_documents()
+    pod = docs["Deployment"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    config = docs["ConfigMap"]["data"]
+    mounted = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    empty = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+    assert mounted[config["PRDIGEST_DIGESTS_DIR"]] in empty
+    # systemd: the team's folder under the service's own state directory.
+    unit = (DEPLOY / "prdigest.service").read_text()
+    (folder,) = re.findall(r"^Environment=PRDIGEST_DIGESTS_DIR=(\S+)$", unit, re.MULTILINE)
+    state = re.search(r"^StateDirectory=(\S+)$", unit, re.MULTILINE)
+    assert state and folder.startswith(f"/var/lib/{state[1]}/")

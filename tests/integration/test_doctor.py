@@ -17,12 +17,15 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from typer.testing import CliRunner
 
+from bot.classify.taxonomy import load_taxonomy
 from bot.cli.app import app as cli_app
+from bot.config import load_settings
+from bot.services import Services, ingest_paths
 from bot.slack.client import BOT_SCOPES
 from bot.store import Store
 from bot.store.engine import MIGRATIONS
 from tests.support.fakeslack import FakeSlack
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 from tests.support.process import ROOT, free_port
 from tests.support.testenv import DIGEST_CHANNEL, SLACK_TOKEN
 
@@ -32,8 +35,7 @@ def set_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_url: str, slack: 
     Store.open(db_url).close()
     digests = tmp_path / "notes"
     digests.mkdir()
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
+    write_team_notes(digests)
     for name, value in {
         "PRDIGEST_DATABASE_URL": db_url,
         "PRDIGEST_DIGESTS_DIR": str(digests),
@@ -78,6 +80,7 @@ def run_doctor() -> tuple[int, str, dict[str, tuple[str, str]]]:
 CHECKS = [
     "settings",
     "database",
+    "sample notes",
     "slack token",
     "slack scopes",
     "slack channel",
@@ -167,6 +170,71 @@ def test_missing_digests_folder(healthy: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(healthy / "nope"))
     _, _, checks = run_doctor()
     assert "PRDIGEST_DIGESTS_DIR" in failures(checks)["digests"]
+
+
+def test_the_notes_folder_must_be_set_and_not_the_samples(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PRDIGEST_DIGESTS_DIR")
+    code, _, checks = run_doctor()
+    assert code == 1
+    assert failures(checks) == {
+        "digests": "PRDIGEST_DIGESTS_DIR is not set: set it to your team's folder of note "
+        "files (`prdigest preview` shows the bundled sample notes without it)"
+    }
+    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(ROOT / "digests"))
+    _, _, checks = run_doctor()
+    assert "is prdigest's sample notes folder" in failures(checks)["digests"]
+    copy = healthy.parent / "copied"
+    shutil.copytree(ROOT / "digests", copy)
+    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(copy))
+    _, _, checks = run_doctor()
+    detail = failures(checks)["digests"]
+    assert "holds prdigest's bundled sample notes (000_" in detail and "and 1 more" in detail
+
+
+def test_an_empty_notes_folder_passes_and_says_so(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = healthy.parent / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(empty))
+    code, output, checks = run_doctor()
+    assert code == 0, output
+    assert checks["digests"] == (
+        "ok",
+        f"{empty}: no note files yet (.txt or .md); "
+        "`prdigest ingest` reads the team's notes from there",
+    )
+
+
+def test_a_store_holding_sample_notes_is_named_until_they_are_removed(
+    healthy_db: Path, db_url: str
+) -> None:
+    """An older quick start left the samples in the team's store: one FAIL line with the
+    count and the command, and doctor itself removes nothing."""
+    store = Store.open(db_url)
+    try:
+        services = Services(
+            settings=load_settings(database_url=db_url), store=store, taxonomy=load_taxonomy(None)
+        )
+        ingest_paths(services, [ROOT / "digests"])
+        ingest_paths(services, [healthy_db])
+        code, _, checks = run_doctor()
+        assert code == 1
+        assert failures(checks) == {
+            "sample notes": "the store holds 32 of the sample notes bundled with prdigest (an "
+            "older `prdigest preview` stored them): `prdigest remove-samples` removes them "
+            "(`--dry-run` first shows what goes); they are never posted"
+        }
+        assert store.count_notes() == 64, "doctor changes nothing"
+        result = CliRunner().invoke(cli_app, ["remove-samples"])
+        assert result.exit_code == 0, result.output
+        code, output, checks = run_doctor()
+        assert code == 0, output
+        assert store.count_notes() == 32
+    finally:
+        store.close()
 
 
 def test_unreachable_slack_is_one_fail_line(healthy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -306,5 +374,6 @@ def test_doctor_in_a_real_process_has_no_traceback(
     assert done.returncode == 1
     assert done.stderr == ""
     lines = done.stdout.splitlines()
-    assert [line.split()[0] for line in lines] == ["ok", "FAIL", "FAIL", "skip", "skip", "ok", "ok"]
+    statuses = [line.split()[0] for line in lines]
+    assert statuses == ["ok", "FAIL", "skip", "FAIL", "skip", "skip", "ok", "ok"]
     assert "secret" not in done.stdout

@@ -9,7 +9,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.classify.taxonomy import load_taxonomy
+from bot.i18n.texts import Language, texts_for
 from bot.render.blocks import MORE_ACTION_ID, SUBSCRIBE_ACTION_ID, header_block
 from bot.render.mrkdwn import ELLIPSIS, clip, escape, escaped, link
 from bot.render.replies import roles_reply
@@ -30,12 +30,14 @@ from tests.support.fakeslack import (
     payload_markup_problems,
     validate_blocks,
 )
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 from tests.support.slackapp import TEAM, USER, Harness, start_harness
 
 HOSTILE = "<!channel> <@U123> <https://evil.example|click> AT&T <#C999> &lt;x&gt;"
 PINGS = ("<!channel>", "<@U123>", "<https://evil.example|click>", "<#C999>")
 PR_URL = "https://github.com/vllm-project/vllm/pull/"
+
+BOTH = texts_for(Language.BOTH)  # today's form: English, bilingual headings
 
 
 def hostile_roles_file(tmp_path: Path) -> Path:
@@ -174,8 +176,7 @@ def hostile_bot(services: Services, slack: FakeSlack, tmp_path: Path) -> Iterato
     folder = tmp_path / "hostile"
     folder.mkdir()
     write_hostile_notes(folder)
-    for path in seed_files():
-        shutil.copy(path, folder / path.name)
+    write_team_notes(folder)
     harness = start_harness(services, slack, ingest=False)
     ingest_paths(services, [folder])
     try:
@@ -308,5 +309,5 @@ def test_roles_of_a_large_taxonomy_are_paged_within_the_message_limits(
 
 def test_roles_page_past_the_end() -> None:
     taxonomy = load_taxonomy(None)
-    reply = roles_reply(taxonomy, offset=len(taxonomy.roles))
+    reply = roles_reply(taxonomy, BOTH, offset=len(taxonomy.roles))
     assert "No more roles" in reply["text"]

@@ -15,7 +15,8 @@ from pydantic import SecretStr
 
 from bot.delivery.weekly import Pacing, publish_weekly_digest
 from bot.domain import Verdict
-from bot.render.blocks import MORE_ACTION_ID, NOTE_MENU_ACTION_ID, REVISED_MARK
+from bot.i18n.texts import Language, texts_for
+from bot.render.blocks import MORE_ACTION_ID, NOTE_MENU_ACTION_ID, revised_mark
 from bot.render.fix_modal import fix_modal
 from bot.render.mrkdwn import escape
 from bot.services import Services, ingest_paths
@@ -23,7 +24,7 @@ from bot.slack.app import build_app
 from bot.slack.client import build_web_client
 from bot.slack.server import SocketModeConnection
 from tests.support.fakeslack import FakeSlack, validate_blocks
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import seed_files, write_team_notes
 from tests.support.slackapp import TEAM, TOKEN, Harness, start_harness
 from tests.support.slacksign import block_actions_body, view_submission_body
 from tests.support.socketslack import SocketSlack
@@ -33,11 +34,14 @@ EDITOR = "U0EDITOR"
 READER = "U0READER"
 MONDAY = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 
+BOTH = texts_for(Language.BOTH)  # today's form: English, bilingual headings
+REVISED_MARK_BOTH = revised_mark(BOTH)
+
 
 @pytest.fixture
 def bot(services: Services, slack: FakeSlack, tmp_path: Path) -> Iterator[Harness]:
-    for path in seed_files():
-        (services.settings.digests_dir / path.name).write_bytes(path.read_bytes())
+    assert services.settings.digests_dir is not None
+    write_team_notes(services.settings.digests_dir)
     services.settings = services.settings.model_copy(
         update={
             "channel": DIGEST_CHANNEL,
@@ -174,9 +178,9 @@ def test_an_editor_fixes_a_posted_note_and_its_thread_message_changes_in_place(
     updated = posted_note(bot, note.id)
     assert updated["ts"] == message["ts"] and "edited" in updated
     block = note_block_of(updated, note.id)["text"]["text"]
-    assert REVISED_MARK in block and "可略过 skip" in block and "多模态" in block
+    assert REVISED_MARK_BOTH in block and "可略过 skip" in block and "多模态" in block
     others = [b for b in updated["blocks"] if str(b.get("block_id", "")).startswith("note-")]
-    assert sum(REVISED_MARK in b["text"]["text"] for b in others) == 1
+    assert sum(REVISED_MARK_BOTH in b["text"]["text"] for b in others) == 1
     assert bot.slack.count("chat.postMessage") == posts
     assert bot.slack.sent_markup_problems() == []
 
@@ -200,13 +204,13 @@ def test_a_revised_paragraph_updates_its_posted_message_on_the_next_run(bot: Har
     dry = publish_weekly_digest(bot.services, None, MONDAY, dry_run=True)
     assert "would update 1 posted messages in place" in dry.message
     [update] = [p for p in dry.preview if p.part.startswith("update:role:")]
-    assert REVISED_MARK in json.dumps(update.payload, ensure_ascii=False)
+    assert REVISED_MARK_BOTH in json.dumps(update.payload, ensure_ascii=False)
     assert bot.slack.count("chat.update") == 0
     result = publish(bot)
     assert "1 posted messages updated in place" in result
     assert bot.slack.count("chat.postMessage") == posts
     block = note_block_of(posted_note(bot, note.id), note.id)["text"]["text"]
-    assert REVISED_MARK in block
+    assert REVISED_MARK_BOTH in block
     publish(bot)
     assert bot.slack.count("chat.update") == 1, "an update happens once"
 
@@ -231,7 +235,7 @@ def test_fix_over_socket_mode(services: Services, socket_slack: SocketSlack) -> 
 
     ingest_paths(services, seed_files())
     note = services.store.list_notes()[0]
-    view = fix_modal(note, None, services.taxonomy, None)
+    view = fix_modal(note, None, services.taxonomy, None, BOTH)
     with FakeSlack(token=TOKEN, app_token="xapp-test") as slack:
         slack.socket_url = socket_slack.url
         settings = services.settings.model_copy(update={"slack_api_url": slack.api_url})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 import urllib.error
 import urllib.request
@@ -16,7 +15,7 @@ from bot.config import SettingsError, load_settings
 from bot.store import Store
 from tests.support.fakeslack import FakeSlack
 from tests.support.metrics import parse, value
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 from tests.support.process import clean_env, free_port, http_get, running, stop, wait_until
 from tests.support.slackapp import SECRET, TOKEN
 from tests.support.slacksign import signed_headers, slash_command_body
@@ -29,8 +28,7 @@ def test_serve_logs_one_json_object_per_line(slack: FakeSlack, tmp_path: Path) -
     its run id; a reader's DM that fails is logged with the reader's user ID."""
     digests = tmp_path / "digests"
     digests.mkdir()
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
+    write_team_notes(digests)
     db_url = f"sqlite:///{tmp_path / 'serve.db'}"
     store = Store.open(db_url)
     store.subscribe("T0001", "U1", ["moe-quant"])

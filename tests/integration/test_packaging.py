@@ -16,6 +16,7 @@ from bot.cli.app import app
 from bot.notes.ingest import find_note_files, parse_note_file
 from bot.notes.sample_notes import bundled_notes_dir
 from bot.store import Store
+from tests.support.notefiles import write_team_notes
 
 ROOT = Path(__file__).parents[2]
 runner = CliRunner()
@@ -45,8 +46,9 @@ def test_preview_without_a_notes_folder_shows_the_samples_and_keeps_no_file(
     monkeypatch.chdir(work)
     result = runner.invoke(app, ["preview"])
     assert result.exit_code == 0, result.output
-    notice = [line for line in result.stderr.splitlines() if "does not exist" in line]
-    assert len(notice) == 1 and "PRDIGEST_DIGESTS_DIR" in notice[0] and "sample" in notice[0]
+    notice = [line for line in result.stderr.splitlines() if "PRDIGEST_DIGESTS_DIR" in line]
+    assert len(notice) == 1 and "is not set" in notice[0]
+    assert "sample notes bundled with prdigest" in notice[0]
     assert f"{sample_note_count()} new" in result.stderr
     assert "精读推荐" in result.stdout and f"{sample_note_count()} notes" in result.stdout
     assert list(work.iterdir()) == []
@@ -70,7 +72,8 @@ def test_a_store_with_notes_is_previewed_as_it_is(
     database already holds notes previews those notes."""
     notes = tmp_path / "notes"
     notes.mkdir()
-    shutil.copy(sorted((ROOT / "digests").glob("*.txt"))[0], notes)
+    for path in write_team_notes(notes)[1:]:
+        path.unlink()
     monkeypatch.setenv("PRDIGEST_DATABASE_URL", db_url)
     monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", str(notes))
     assert runner.invoke(app, ["ingest"]).exit_code == 0

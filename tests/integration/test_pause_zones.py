@@ -17,6 +17,7 @@ import sqlalchemy as sa
 import time_machine
 
 from bot.delivery.weekly import Pacing, RunResult, publish_weekly_digest
+from bot.i18n.texts import Language, texts_for
 from bot.readers.corrections import fix_note
 from bot.services import Services, ingest_paths
 from bot.slack.client import build_web_client
@@ -36,6 +37,8 @@ CASES = [
     # The first day on PDT (UTC-7).
     ("America/Los_Angeles", date(2027, 3, 15), datetime(2027, 3, 15, 7, 0, tzinfo=UTC)),
 ]
+
+BOTH = texts_for(Language.BOTH)  # today's form: English, bilingual headings
 
 
 def write_note(services: Services, name: str, title: str) -> None:
@@ -76,7 +79,7 @@ def test_pause_until_a_date_ends_at_its_start_in_the_zone(
         services.store.subscribe(TEAM, user, ["moe-quant"])
     asked = datetime.combine(day - timedelta(days=20), time(9), zone)
     command = parse_command(f"pause until {day.isoformat()}", services.taxonomy)
-    reply = run_command(services, command, TEAM, PAUSED, now=asked)
+    reply = run_command(services, command, TEAM, PAUSED, BOTH, now=asked)
 
     assert reply["text"].startswith(f"Paused until {day.isoformat()} 00:00 ({zone_name}):")
     pause = services.store.readers.pause_of(TEAM, PAUSED)
@@ -88,7 +91,9 @@ def test_pause_until_a_date_ends_at_its_start_in_the_zone(
         assert raw.startswith(start.strftime("%Y-%m-%d %H:%M:%S")), "stored as UTC text"
     else:
         assert raw == start
-    listed = run_command(services, parse_command("list", services.taxonomy), TEAM, PAUSED, asked)
+    listed = run_command(
+        services, parse_command("list", services.taxonomy), TEAM, PAUSED, BOTH, asked
+    )
     assert f"Paused until {day.isoformat()} 00:00 ({zone_name})" in listed["text"]
 
     # The evening before (23:00 local) the reader is still paused.
@@ -117,7 +122,7 @@ def test_a_clock_change_at_midnight_starts_the_day_at_the_first_hour(services: S
     services.settings = services.settings.model_copy(update={"timezone": "America/Santiago"})
     asked = datetime(2027, 9, 1, 12, 0, tzinfo=UTC)
     command = parse_command("pause until 2027-09-05", services.taxonomy)
-    reply = run_command(services, command, TEAM, PAUSED, now=asked)
+    reply = run_command(services, command, TEAM, PAUSED, BOTH, now=asked)
     assert reply["text"].startswith("Paused until 2027-09-05 01:00 (America/Santiago):")
     pause = services.store.readers.pause_of(TEAM, PAUSED)
     assert pause is not None and pause.until == datetime(2027, 9, 5, 4, 0, tzinfo=UTC)

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.delivery.languages import reader_texts
 from bot.delivery.scheduler import run_due
 from bot.readers.schedule import DmSchedule
 from bot.services import Services
@@ -149,10 +150,12 @@ def test_three_zones_each_get_one_dm_a_week_at_their_own_nine(
 
 
 def set_reader(services: Services, user: str, text: str, now: datetime) -> str:
-    """`/prdigest <text>` from `user` at `now` (Slack is asked for their time zone)."""
+    """`/prdigest <text>` from `user` at `now`, as the listener runs it: Slack is asked for
+    their profile (time zone and locale), then the command runs in their language."""
     command = parse_command(text, services.taxonomy)
     client = build_web_client(services.settings)
-    reply = run_command(services, command, TEAM, user, now, client=client)
+    t = reader_texts(services, client, TEAM, user, now)
+    reply = run_command(services, command, TEAM, user, t, now)
     return str(reply["text"])
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
@@ -28,7 +27,7 @@ from bot.services import Services
 from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger
 from tests.support.fakeslack import FakeSlack
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 from tests.support.testenv import DIGEST_CHANNEL
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -41,8 +40,8 @@ def posting(posting: Services) -> Services:
     """The shared posting services, on Berlin time, with the sample notes to post."""
     services = posting
     services.settings = services.settings.model_copy(update={"timezone": "Europe/Berlin"})
-    for path in seed_files():
-        shutil.copy(path, services.settings.digests_dir / path.name)
+    assert services.settings.digests_dir is not None
+    write_team_notes(services.settings.digests_dir)
     return services
 
 

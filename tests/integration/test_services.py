@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from bot.services import PARALLEL_MIN_FILES, Services, ingest_paths, lookup
 from tests.bench.corpus import write_corpus
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 
 
 def stored(services: Services) -> dict[str, tuple[object, ...]]:
@@ -59,8 +58,8 @@ def test_bad_files_among_many_are_reported_and_the_rest_land(
 
 def test_a_file_the_database_refuses_fails_alone(services: Services, tmp_path: Path) -> None:
     folder = services.settings.digests_dir
-    for path in seed_files():
-        shutil.copy(path, folder / path.name)
+    assert folder is not None
+    write_team_notes(folder)
     long_repo = "o/" + "r" * 250  # over the column size: PostgreSQL refuses it
     (folder / "long.txt").write_text(f"{long_repo}\n\nT\n\nP 值得精读。\n", encoding="utf-8")
     report = ingest_paths(services, [folder])

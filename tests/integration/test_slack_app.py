@@ -7,7 +7,9 @@ posts to a response_url served by the same fake, and the store is SQLite or Post
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Iterator, Mapping, MutableMapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -360,7 +362,11 @@ def test_slack_worked_example_through_running_app(services: Services, slack: Fak
         settings = services.settings.model_copy(update={"slack_api_url": slack.api_url})
         client = build_web_client(settings, token=TOKEN)
         app = build_app(services, client, signing_secret=SLACK_EXAMPLE_SECRET, socket_mode=False)
-        harness.server = serve_in_thread(make_wsgi_app(app, HealthCheck(services.store, client)))
+        harness.server = serve_in_thread(
+            make_wsgi_app(
+                app, HealthCheck(services.store, client), signing_secret=SLACK_EXAMPLE_SECRET
+            )
+        )
         old = {
             "X-Slack-Request-Timestamp": SLACK_EXAMPLE_TS,
             "X-Slack-Signature": SLACK_EXAMPLE_SIG,
@@ -456,3 +462,54 @@ def test_failure_answers_briefly_without_traceback(bot: Harness) -> None:
     assert "went wrong" in reply["text"]
     assert "subscriptions" not in texts(reply)
     assert_clean(reply)
+
+
+# ---------------------------------------------------------------- the process environment
+
+
+class WatchedEnviron(MutableMapping[str, str]):
+    """os.environ's contents, recording every write and removal."""
+
+    def __init__(self, start: Mapping[str, str]) -> None:
+        self.data = dict(start)
+        self.changes: list[str] = []
+
+    def __getitem__(self, key: str) -> str:
+        return self.data[key]
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.changes.append(f"set {key}")
+        self.data[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        self.changes.append(f"removed {key}")
+        del self.data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the Slack side is under test
+def test_building_and_serving_leave_the_environment_as_found(
+    services: Services, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bolt reads SLACK_BOT_TOKEN itself: the app is built, and answers, with the variable
+    set as an operator sets it, and nothing writes or removes a variable meanwhile."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SECRET)
+    watched = WatchedEnviron(os.environ)
+    before = dict(watched)
+    monkeypatch.setattr(os, "environ", watched)
+    harness = start_harness(services, slack)
+    try:
+        status, reply = harness.command("help")
+        assert status == 200 and "/prdigest" in reply["text"]
+        assert harness.click(SUBSCRIBE_ACTION_ID, "moe-quant", channel_id="C1") == 200
+        slack.wait_for("chat.postEphemeral")
+    finally:
+        harness.server.stop()
+    assert watched.changes == []
+    assert dict(watched) == before

@@ -232,7 +232,9 @@ def test_serve_logs_an_outage_once_answers_503_and_recovers(
         recovered = threading.Event()
         watcher.on_recovery(recovered.set)
         app = build_app(services, client, signing_secret=SECRET, socket_mode=False, link=watcher)
-        wsgi = make_wsgi_app(app, HealthCheck(services.store, client, watcher))
+        wsgi = make_wsgi_app(
+            app, HealthCheck(services.store, client, watcher), signing_secret=SECRET
+        )
         bot = Harness(slack, services, serve_in_thread(wsgi))
         watcher.start(stop)
         try:

@@ -23,7 +23,7 @@ from bot.slack.app import ReplyPool, build_app
 from bot.slack.client import build_web_client
 from bot.slack.server import SocketModeConnection
 from tests.support.fakeslack import FakeSlack
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import team_note_files
 from tests.support.slacksign import event_body, slash_command_body
 from tests.support.socketslack import (
     APP_TOKEN,
@@ -78,16 +78,30 @@ class SocketBot:
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the transport is under test
 def test_slash_command_over_socket_mode(services: Services, socket_slack: SocketSlack) -> None:
-    ingest_paths(services, seed_files())
+    ingest_paths(services, team_note_files())
     with socket_mode_app(services, socket_slack) as bot:
         reply = bot.command("subscribe moe")
         assert "Subscribed to `moe-quant`" in reply["text"]
         assert services.store.subscriptions_of("T0001", "U123") == ["moe-quant"]
 
 
+def test_a_command_over_socket_mode_answers_in_the_readers_language(
+    services: Services, socket_slack: SocketSlack
+) -> None:
+    """users.info is asked on the reply pool, after the envelope was acknowledged: a reader
+    whose Slack is in Chinese gets Chinese, and `lang en` turns it to English."""
+    ingest_paths(services, team_note_files())
+    with socket_mode_app(services, socket_slack) as bot:
+        bot.slack.set_user("U123", tz="Asia/Shanghai", locale="zh-CN")
+        assert bot.command("subscribe moe")["text"].startswith("已订阅 `moe-quant` (MoE 与量化)")
+        assert bot.slack.count("users.info") == 1
+        assert "Done: prdigest now writes to you in English." in bot.command("lang en")["text"]
+        assert bot.command("list")["text"].startswith("You are subscribed to `moe-quant`")
+
+
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_reader_commands_over_socket_mode(services: Services, socket_slack: SocketSlack) -> None:
-    ingest_paths(services, seed_files())
+    ingest_paths(services, team_note_files())
     readers = services.store.readers
     with socket_mode_app(services, socket_slack) as bot:
         assert "deep reads only" in bot.command("subscribe moe deep")["text"]

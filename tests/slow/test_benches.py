@@ -1,8 +1,8 @@
 """Every script in tests/bench runs to the end on a small input.
 
-The figures in the README come from these scripts; a script broken by a change elsewhere
+The figures in the guides come from these scripts; a script broken by a change elsewhere
 (a renamed method, a moved helper) would otherwise only be found the next time somebody
-measures. Each runs as `python -m`, in its own process, as the README says to run it.
+measures. Each runs as `python -m`, in its own process, as the guides say to run it.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ RUNS = {
     "ablation": (["--families", "negation", "--loso", "dev69"], "| negation |"),
     "no_loss": (["--loso", "dev69"], "| dev69 (left out) |"),
     # CI has no model server: the fake one of tests/support/fakellm.py answers ({fake} is its URL).
+    # Without Chromium: the page of the picture, not the screenshot.
+    "digest_picture": (["--html", "digest.html"], "wrote digest.html"),
     "bench_llm": (
         ["--sets", "val1", "--limit", "12", "--url", "{fake}", "--model", "test-model"],
         "llm (every note)",

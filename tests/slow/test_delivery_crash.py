@@ -8,7 +8,6 @@ posts only the parts still missing.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from bot.store import Store
 from bot.store.ledger import Ledger
 from tests.support.delivery import reader_dm_parts
 from tests.support.fakeslack import Call, FakeSlack
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 
 CHANNEL = "C0DIGEST"
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,8 +121,7 @@ def test_killed_between_messages_then_rerun_posts_each_part_once(
 ) -> None:
     digests = tmp_path / "digests"
     digests.mkdir(exist_ok=True)
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
+    write_team_notes(digests)
     store = Store.open(db_url)
     store.subscribe("T1", "U1", ["moe-quant", "kernels"])
     store.subscribe("T1", "U2", ["multimodal"])
@@ -181,8 +179,7 @@ def test_killed_mid_fan_out_then_rerun_sends_each_dm_once(
     """
     digests = tmp_path / "digests"
     digests.mkdir(exist_ok=True)
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
+    write_team_notes(digests)
     store = Store.open(db_url)
     users = [f"U{n:02}" for n in range(16)]
     for user in users:

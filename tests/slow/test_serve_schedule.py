@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import time
@@ -14,7 +13,7 @@ import pytest
 
 from bot.notes.ingest import parse_note_file
 from tests.support.fakeslack import FakeSlack
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import seed_files, write_team_notes
 from tests.support.process import clean_env, free_port, start
 
 pytestmark = pytest.mark.slow
@@ -54,8 +53,7 @@ def _titles(messages: list[dict[str, Any]]) -> list[str]:
 def test_serve_catches_up_then_posts_on_its_cron(tmp_path: Path) -> None:
     digests = tmp_path / "digests"
     digests.mkdir()
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
+    write_team_notes(digests)
     titles = [n.title for p in seed_files() for n in parse_note_file(p)]
     with FakeSlack(token=TOKEN) as slack:
         env = clean_env(

@@ -3,7 +3,6 @@ notes went where."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from bot.services import Services
 from bot.slack.client import build_web_client
 from bot.store.ledger import Ledger, Part
 from tests.support.fakeslack import FakeSlack
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import write_team_notes
 from tests.support.testenv import DIGEST_CHANNEL, SLACK_TOKEN
 
 CHANNEL = DIGEST_CHANNEL
@@ -25,8 +24,9 @@ FAST = Pacing(channel_per_second=0, dm_per_second=0)
 
 
 def add_seed_notes(services: Services) -> None:
-    for path in seed_files():
-        shutil.copy(path, services.settings.digests_dir / path.name)
+    """The seed notes, as the team's own files, into the team's notes folder."""
+    assert services.settings.digests_dir is not None
+    write_team_notes(services.settings.digests_dir)
 
 
 def publish(services: Services, now: datetime = NOW, **kwargs: Any) -> RunResult:
@@ -57,8 +57,7 @@ def sqlite_services(tmp_path: Path, slack: FakeSlack) -> Services:
     """A second installation on SQLite, posting to `slack`, with the sample notes waiting."""
     digests = tmp_path / "source-digests"
     digests.mkdir()
-    for path in seed_files():
-        shutil.copy(path, digests / path.name)
+    write_team_notes(digests)
     settings = load_settings(
         database_url=f"sqlite:///{tmp_path / 'source.db'}",
         digests_dir=digests,

@@ -17,6 +17,7 @@ CI has no model server: this fake is the only endpoint the tests talk to.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -25,26 +26,34 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeLLM", "Reply", "note_of"]
+__all__ = ["FakeLLM", "Reply", "note_data", "note_of"]
 
 
 @dataclass(frozen=True)
 class Reply:
     """One scripted answer: `reading` (as JSON content), or `content` as is, or `status`
-    with an error body, or `garbage` bytes as the whole body; after `delay` seconds."""
+    with an error body, or `garbage` bytes as the whole body; after `delay` seconds.
+    `finish_reason` "length" is what a server says of an answer cut off at max_tokens."""
 
     reading: dict[str, Any] | None = None
     content: str | None = None
     status: int = 200
     garbage: bytes | None = None
     delay: float = 0.0
+    finish_reason: str = "stop"
+
+
+def note_data(message: dict[str, Any]) -> dict[str, Any]:
+    """The note a user turn carries (the JSON object after its first line)."""
+    data: dict[str, Any] = json.loads(message["content"].partition("\n")[2])
+    return data
 
 
 def note_of(body: dict[str, Any]) -> tuple[str, str]:
-    """The (title, paragraph) a chat request asks about (from its user message)."""
-    text = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    head, _, paragraph = text.partition("\nParagraph: ")
-    return head.removeprefix("Title: "), paragraph
+    """The (title, paragraph) a chat request asks about (its last user turn)."""
+    last = [m for m in body["messages"] if m["role"] == "user"][-1]
+    data = note_data(last)
+    return data["title"], data["paragraph"]
 
 
 class FakeLLM:
@@ -70,7 +79,10 @@ class FakeLLM:
         self._release = threading.Event()  # set on exit: delayed replies end at once
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # polled often, so that leaving the fake takes milliseconds, not half a second
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -90,7 +102,7 @@ class FakeLLM:
         self._server.shutdown()
         self._server.server_close()
 
-    def _completion(self, content: str) -> dict[str, Any]:
+    def _completion(self, content: str, finish_reason: str = "stop") -> dict[str, Any]:
         return {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -100,7 +112,7 @@ class FakeLLM:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                 }
             ],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
@@ -114,6 +126,11 @@ class FakeLLM:
 
             def log_message(self, *_args: Any) -> None:
                 pass
+
+            def handle(self) -> None:
+                # the client may hang up (it stops reading a body too long for it)
+                with contextlib.suppress(ConnectionError):
+                    super().handle()
 
             def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
                 try:
@@ -163,6 +180,7 @@ class FakeLLM:
                         if reply.content is not None
                         else json.dumps(reply.reading, ensure_ascii=False)
                     )
-                    self._send(200, json.dumps(fake._completion(content)).encode())
+                    completion = fake._completion(content, reply.finish_reason)
+                    self._send(200, json.dumps(completion).encode())
 
         return Handler

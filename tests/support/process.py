@@ -121,26 +121,29 @@ def wait_until(
 
 class ServeProcess:
     """`python -m bot serve` with `env` on top of a clean environment (no PRDIGEST_ or
-    SLACK_ variables of the caller's)."""
+    SLACK_ variables of the caller's). What it writes on stdout and stderr is collected, line
+    by line as it comes, in one log (`stderr`: stdout carries nothing else in serve)."""
 
     def __init__(self, cwd: Path, env: dict[str, str], *args: str) -> None:
         self.port = free_port()
-        full = clean_env(PRDIGEST_PORT=str(self.port), SLACK_SIGNING_SECRET=SECRET, **env)
+        self.secret = env.get("SLACK_SIGNING_SECRET", SECRET)
+        full = clean_env(**{"PRDIGEST_PORT": str(self.port), "SLACK_SIGNING_SECRET": SECRET, **env})
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bot", "serve", "--host", "127.0.0.1", *args],
             cwd=cwd,
             env=full,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             text=True,
         )
         self._lines: list[str] = []
         self._changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
             with self._changed:
                 self._lines.append(line.rstrip("\n"))
                 self._changed.notify_all()
@@ -185,21 +188,27 @@ class ServeProcess:
             time.sleep(0.1)
         raise AssertionError(f"timed out; serve said:\n{self.stderr}")
 
+    def post(self, body: str, headers: dict[str, str]) -> int:
+        """POST `body` to /slack/events with `headers` as given; the HTTP status."""
+        return local_request(self.port, "POST", "/slack/events", body.encode(), headers)[0]
+
     def command(self, text: str, response_url: str) -> tuple[int, float]:
         """Send `/prdigest text` signed; returns the HTTP status and seconds to the ack."""
         body = slash_command_body(text, response_url=response_url)
         started = time.monotonic()
-        headers = signed_headers(SECRET, body)
+        headers = signed_headers(self.secret, body)
         status, _ = local_request(self.port, "POST", "/slack/events", body.encode(), headers)
         return status, time.monotonic() - started
 
     def stop(self, timeout: float = 20.0) -> int:
-        """SIGTERM, then the exit status."""
+        """SIGTERM, then the exit status; by then `stderr` holds everything it wrote."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
             raise
+        self._reader.join(timeout)
+        return code

@@ -14,7 +14,7 @@ from bot.slack.app import build_app
 from bot.slack.client import build_web_client
 from bot.slack.server import HealthCheck, RunningServer, make_wsgi_app, serve_in_thread
 from tests.support.fakeslack import FakeSlack, validate_blocks
-from tests.support.notefiles import seed_files
+from tests.support.notefiles import team_note_files
 from tests.support.process import local_request
 from tests.support.slacksign import block_actions_body, signed_headers, slash_command_body
 
@@ -81,14 +81,14 @@ def start_harness(
 ) -> Harness:
     """The app as `prdigest serve` wires it in HTTP mode (with `/metrics` given metrics)."""
     if ingest:
-        ingest_paths(services, seed_files())
+        ingest_paths(services, team_note_files())
     settings = services.settings.model_copy(update={"slack_api_url": slack.api_url})
     client = build_web_client(settings, token=TOKEN, metrics=metrics)
     if metrics is not None:
         services.metrics = metrics
         measure_store(metrics, services.store, settings.channel)
     app = build_app(services, client, signing_secret=SECRET, socket_mode=False)
-    wsgi = make_wsgi_app(app, HealthCheck(services.store, client), metrics)
+    wsgi = make_wsgi_app(app, HealthCheck(services.store, client), metrics, signing_secret=SECRET)
     return Harness(slack, services, serve_in_thread(wsgi))
 
 

@@ -2,7 +2,8 @@
 
 `apps.connections.open` on the fake Web API hands out `SocketSlack.url`; the server says
 hello, pushes the envelopes queued on `outgoing` as soon as they are queued, and records
-every answer on `received` with the time each envelope went out and its ack came back.
+every answer on `received` with the time each envelope went out and its ack came back. A
+`str` or `bytes` on `outgoing` goes out as it is, as a text or a binary frame.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class SocketSlack:
     """Sends `hello`, then queued envelopes; records what comes back and when."""
 
     def __init__(self) -> None:
-        self.outgoing: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.outgoing: queue.Queue[dict[str, Any] | str | bytes] = queue.Queue()
         self.received: queue.Queue[dict[str, Any]] = queue.Queue()
         self.sent_at: dict[str, float] = {}
         self.acked_at: dict[str, float] = {}
@@ -52,6 +53,9 @@ class SocketSlack:
                     envelope = self.outgoing.get_nowait()
                 except queue.Empty:
                     break
+                if not isinstance(envelope, dict):
+                    ws.send(envelope)
+                    continue
                 with self._lock:
                     self.sent_at[str(envelope.get("envelope_id"))] = time.monotonic()
                 ws.send(json.dumps(envelope))

@@ -64,12 +64,19 @@ RULES = (
     line("metrics"),  # the metrics interface only
     line("notes", "domain config classifier"),  # pure: never the store, readers, delivery, Slack
     line("store", "domain config notes"),  # never readers, delivery, Slack, render, services
-    line("render", "domain classifier"),  # no I/O: never store, Slack, delivery, services
+    line("i18n", "domain"),  # the catalogues and the language rule: plain data in, text out
+    line("render", "domain classifier i18n"),  # no I/O: never store, Slack, delivery, services
     line("services", "base notes store classifier llm_reader"),  # use cases: never readers and up
     # readers: never delivery, Slack
-    line("readers", "base services notes store render classifier llm_reader"),
-    line("delivery", "base services notes readers store render classifier slack.client ops.logs"),
-    line("slack", "base services notes readers delivery store render classifier ops.prometheus"),
+    line("readers", "base services notes store render i18n classifier llm_reader"),
+    line(
+        "delivery",
+        "base services notes readers store render i18n classifier slack.client ops.logs",
+    ),
+    line(
+        "slack",
+        "base services notes readers delivery store render i18n classifier ops.prometheus",
+    ),
     # ops: what doctor checks
     line("ops", "base notes store classifier llm_reader slack.client delivery.scheduler"),
     line("cli", "any"),  # the one place that builds everything; nothing imports it

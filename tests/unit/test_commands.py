@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.domain import Reader, RoleSubscription, Verdict
+from bot.i18n.texts import Language, texts_for
 from bot.notes.search import MAX_QUERY_CHARS
 from bot.render.blocks import MORE_ACTION_ID
 from bot.render.replies import (
@@ -35,6 +36,8 @@ from bot.slack.prdigest import (
 )
 from tests.support.fakeslack import validate_blocks
 from tests.support.notes import note
+
+BOTH = texts_for(Language.BOTH)  # today's form: English, bilingual headings
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +102,7 @@ def test_unsubscribe(taxonomy: Taxonomy) -> None:
 def test_too_long(taxonomy: Taxonomy) -> None:
     parsed = parse_command("x" * (MAX_QUERY_CHARS + 1), taxonomy)
     assert parsed.kind is Kind.INVALID
-    assert str(MAX_QUERY_CHARS) in parsed.error
+    assert parsed.error is not None and str(MAX_QUERY_CHARS) in BOTH.say(parsed.error)
     assert parse_command("x" * MAX_QUERY_CHARS, taxonomy).kind is Kind.LOOKUP
 
 
@@ -132,26 +135,26 @@ def test_parse_never_raises(text: str) -> None:
 
 
 def test_help_is_generated_from_the_table() -> None:
-    rows = help_lines()
+    rows = help_lines(BOTH)
     assert len(rows) == len(SUBCOMMANDS) + len(FALLBACKS)
     for sub in (*SUBCOMMANDS, *FALLBACKS):
         assert sub.summary, f"{sub.usage} needs a docstring"
-        assert sub.summary in help_text()
-        assert sub.usage in help_text()
+        assert sub.summary in help_text(BOTH)
+        assert sub.usage in help_text(BOTH)
 
 
 # ---------------------------------------------------------------- replies
 
 
 def test_help_and_roles_replies_are_valid(taxonomy: Taxonomy) -> None:
-    for reply in (help_reply(help_lines()), roles_reply(taxonomy)):
+    for reply in (help_reply(help_lines(BOTH), BOTH), roles_reply(taxonomy, BOTH)):
         assert reply["text"]
         assert validate_blocks(reply["blocks"]) == []
 
 
 def test_lookup_page_has_more_button(taxonomy: Taxonomy) -> None:
     notes = [note(i) for i in range(5)]
-    reply = lookup_reply("kernels", taxonomy.get("kernels"), notes, 12, 0, taxonomy)
+    reply = lookup_reply("kernels", taxonomy.get("kernels"), notes, 12, 0, taxonomy, BOTH)
     assert validate_blocks(reply["blocks"]) == []
     actions = [b for b in reply["blocks"] if b["type"] == "actions"]
     value = actions[0]["elements"][0]["value"]
@@ -159,14 +162,14 @@ def test_lookup_page_has_more_button(taxonomy: Taxonomy) -> None:
     assert MorePage.decode(value) == MorePage("kernels", 5)
     assert "1–5 of 12" in reply["text"]
     assert "[deep] A note 0 https://github.com/vllm-project/vllm/pull/1000" in reply["text"]
-    last = lookup_reply("kernels", taxonomy.get("kernels"), notes, 5, 0, taxonomy)
+    last = lookup_reply("kernels", taxonomy.get("kernels"), notes, 5, 0, taxonomy, BOTH)
     assert not [b for b in last["blocks"] if b["type"] == "actions"]
 
 
 def test_lookup_page_fits_size_limits_with_huge_notes(taxonomy: Taxonomy) -> None:
     notes = [note(i, title="长" * 300, excerpt="字" * 2000) for i in range(20)]
     query = '"' * 500
-    reply = lookup_reply(query, None, notes, 40, 0, taxonomy)
+    reply = lookup_reply(query, None, notes, 40, 0, taxonomy, BOTH)
     assert validate_blocks(reply["blocks"]) == []
     value = next(b for b in reply["blocks"] if b["type"] == "actions")["elements"][0]["value"]
     assert len(value) <= 2000
@@ -191,11 +194,11 @@ def test_more_page_round_trip_cjk_stays_short() -> None:
 
 def test_subscription_messages(taxonomy: Taxonomy) -> None:
     levels = {"moe-quant": None, "kv-cache": Verdict.DEEP, "kernels": Verdict.SKIM}
-    reply = subscribe_reply(["moe-quant"], ["kernels"], ["kv-cache"], levels, taxonomy)
+    reply = subscribe_reply(["moe-quant"], ["kernels"], ["kv-cache"], levels, taxonomy, BOTH)
     assert reply["text"].startswith("Subscribed to `moe-quant`")
     assert "`kernels` now sends deep and skim reads" in reply["text"]
     assert "; already subscribed to `kv-cache` (KV 缓存), deep reads only" in reply["text"]
-    reply = unknown_roles_reply("subscribe", ["kernls"], {"kernls": [taxonomy.get("kernels")]})
+    reply = unknown_roles_reply(True, ["kernls"], {"kernls": [taxonomy.get("kernels")]}, BOTH)
     assert "did you mean kernels" in reply["text"] and "Nothing was subscribed" in reply["text"]
 
 
@@ -203,12 +206,12 @@ def test_home_view_stays_within_100_blocks(taxonomy: Taxonomy) -> None:
     notes = [note(i) for i in range(200)] + [note(1)]
     now = datetime(2026, 11, 30, tzinfo=UTC)
     reader = Reader("T1", "U1", (RoleSubscription("kernels", Verdict.DEEP),), ("fp8",))
-    view = home_view(taxonomy, reader, notes, "This week", now, ZoneInfo("UTC"))
+    view = home_view(taxonomy, reader, notes, "This week", now, ZoneInfo("UTC"), BOTH)
     assert view["type"] == "home"
     assert len(view["blocks"]) <= 100
     assert validate_blocks(view["blocks"], "home") == []
     assert "deep reads only" in json.dumps(view)
-    empty = home_view(taxonomy, Reader("T1", "U1"), [], "This week", now, ZoneInfo("UTC"))
+    empty = home_view(taxonomy, Reader("T1", "U1"), [], "This week", now, ZoneInfo("UTC"), BOTH)
     assert validate_blocks(empty["blocks"], "home") == []
 
 

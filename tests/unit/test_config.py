@@ -18,6 +18,15 @@ def test_defaults_need_no_environment() -> None:
     assert settings.slack_bot_token is None and settings.port == 3000
 
 
+def test_the_notes_folder_has_no_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No default could be the team's notes: unset (or empty) it is None, never digests/."""
+    assert load_settings().digests_dir is None
+    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", "  ")
+    assert load_settings().digests_dir is None
+    monkeypatch.setenv("PRDIGEST_DIGESTS_DIR", "/srv/notes")
+    assert load_settings().digests_dir == Path("/srv/notes")
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [("90m", timedelta(minutes=90)), ("2h", timedelta(hours=2)), ("3600", timedelta(hours=1))],

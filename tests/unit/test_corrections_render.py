@@ -9,7 +9,8 @@ import pytest
 from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.config import SettingsError, load_settings
 from bot.domain import Note, NoteFix, Role, Verdict
-from bot.render.blocks import REVISED_MARK, menu_note_block
+from bot.i18n.texts import Language, texts_for
+from bot.render.blocks import menu_note_block, revised_mark
 from bot.render.fix_modal import (
     FixForm,
     fix_modal,
@@ -23,6 +24,8 @@ from tests.support.fakeslack import payload_markup_problems, validate_blocks
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 HOSTILE = "<!channel> & <https://evil.example|click> 修复 <@U0BOSS>"
+
+BOTH = texts_for(Language.BOTH)  # today's form: English, bilingual headings
 
 
 def note(**changes: object) -> Note:
@@ -53,7 +56,7 @@ def big_taxonomy(count: int) -> Taxonomy:
 def test_modal_is_valid_escaped_and_starts_from_the_current_values() -> None:
     taxonomy = load_taxonomy(None)
     fix = NoteFix(7, ("kernels",), "kernels", None, "<@U0X>", T0)
-    view = fix_modal(note(), fix, taxonomy, "C1")
+    view = fix_modal(note(), fix, taxonomy, "C1", BOTH)
     assert validate_blocks(view["blocks"], "modal") == []
     assert payload_markup_problems(view, "views.open") == []
     assert len(view["title"]["text"]) <= 24
@@ -67,7 +70,7 @@ def test_modal_is_valid_escaped_and_starts_from_the_current_values() -> None:
 def test_past_ten_roles_the_modal_uses_a_multi_select_within_limits(count: int) -> None:
     taxonomy = big_taxonomy(count)
     last = f"role-{count - 1}"
-    view = fix_modal(note(roles=(last,), primary_role=last), None, taxonomy, None)
+    view = fix_modal(note(roles=(last,), primary_role=last), None, taxonomy, None, BOTH)
     element = view["blocks"][1]["element"]
     assert element["type"] == ("checkboxes" if count <= 10 else "multi_static_select")
     assert len(element["options"]) == min(count, 100)
@@ -77,7 +80,7 @@ def test_past_ten_roles_the_modal_uses_a_multi_select_within_limits(count: int) 
 
 def test_reading_and_checking_a_submission() -> None:
     taxonomy = load_taxonomy(None)
-    view = fix_modal(note(), None, taxonomy, "C1")
+    view = fix_modal(note(), None, taxonomy, "C1", BOTH)
 
     def submitted(roles: list[str], primary: str | None, verdict: str | None) -> FixForm:
         def opt(v: str) -> dict[str, object]:
@@ -94,26 +97,35 @@ def test_reading_and_checking_a_submission() -> None:
 
     good = submitted(["kv-cache", "kernels"], "kernels", "skim")
     assert good == FixForm(7, "C1", ("kv-cache", "kernels"), "kernels", Verdict.SKIM)
-    assert form_errors(good, taxonomy) == {}
-    assert set(form_errors(submitted([], None, None), taxonomy)) == {"roles", "primary", "verdict"}
-    assert set(form_errors(submitted(["kv-cache"], "kernels", "deep"), taxonomy)) == {"primary"}
-    assert "No longer a role" in form_errors(submitted(["gone"], "gone", "deep"), taxonomy)["roles"]
+    assert form_errors(good, taxonomy, BOTH) == {}
+    assert set(form_errors(submitted([], None, None), taxonomy, BOTH)) == {
+        "roles",
+        "primary",
+        "verdict",
+    }
+    assert set(form_errors(submitted(["kv-cache"], "kernels", "deep"), taxonomy, BOTH)) == {
+        "primary"
+    }
+    assert (
+        "No longer a role"
+        in form_errors(submitted(["gone"], "gone", "deep"), taxonomy, BOTH)["roles"]
+    )
     assert read_fix_form({"private_metadata": "not json"}) is None
 
 
 def test_replies_and_the_revised_mark_are_escaped_and_valid() -> None:
     taxonomy = load_taxonomy(None)
     for reply in (
-        not_editor_reply(["U0A", "U0B"]),
-        fix_saved_reply(note(), 2, taxonomy),
+        not_editor_reply(["U0A", "U0B"], BOTH),
+        fix_saved_reply(note(), 2, taxonomy, BOTH),
         note_detail_reply(
-            note(), NoteFix(7, ("kernels",), "kernels", None, "cli:<x>", T0), taxonomy
+            note(), NoteFix(7, ("kernels",), "kernels", None, "cli:<x>", T0), taxonomy, BOTH
         ),
     ):
         assert validate_blocks(reply["blocks"]) == []
         assert payload_markup_problems(reply, "reply") == []
-    block = menu_note_block(note(), "kernels", taxonomy, revised=True)
-    assert block["text"]["text"].endswith(REVISED_MARK)
+    block = menu_note_block(note(), "kernels", taxonomy, BOTH, revised=True)
+    assert block["text"]["text"].endswith(revised_mark(BOTH))
     assert validate_blocks([block]) == []
 
 

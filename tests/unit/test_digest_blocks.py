@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.domain import Confidence, Note, Verdict
+from bot.i18n.texts import Language, texts_for
 from bot.notes.digest import build_digest
 from bot.render.blocks import SUBSCRIBE_ACTION_ID
 from bot.render.digest_blocks import (
@@ -24,6 +25,8 @@ from tests.support.fakeslack import validate_blocks
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 TAXONOMY: Taxonomy = load_taxonomy(None)
+
+BOTH = texts_for(Language.BOTH)  # today's form: English, bilingual headings
 
 
 def make_note(
@@ -60,8 +63,8 @@ def ids_in(blocks: list[dict[str, object]]) -> list[int]:
 
 
 def test_title_and_addition_label() -> None:
-    assert digest_title("2026-W48", False) == "vLLM 精读推荐 · 2026-W48"
-    assert digest_title("2026-W48", True) == "vLLM 精读推荐 · 2026-W48 · 补充 / addition"
+    assert digest_title("2026-W48", False, BOTH) == "vLLM 精读推荐 · 2026-W48"
+    assert digest_title("2026-W48", True, BOTH) == "vLLM 精读推荐 · 2026-W48 · 补充 / addition"
 
 
 def test_parent_has_counts_per_role_and_top_deep_reads() -> None:
@@ -71,7 +74,7 @@ def test_parent_has_counts_per_role_and_top_deep_reads() -> None:
         make_note(3, Verdict.SKIP, ("kernels",)),
     ]
     digest = build_digest(notes, TAXONOMY, "2026-W48")
-    message = parent_message(digest)
+    message = parent_message(digest, BOTH)
     assert validate_blocks(message["blocks"]) == []
     text = message_text(message)
     assert "vLLM 精读推荐 · 2026-W48" in text
@@ -81,7 +84,7 @@ def test_parent_has_counts_per_role_and_top_deep_reads() -> None:
 
 
 def test_empty_digest_says_so() -> None:
-    message = parent_message(build_digest([], TAXONOMY, "2026-W48"))
+    message = parent_message(build_digest([], TAXONOMY, "2026-W48"), BOTH)
     assert "No new notes" in message_text(message)
 
 
@@ -93,7 +96,7 @@ def test_role_thread_order_other_roles_and_subscribe_button() -> None:
     ]
     digest = build_digest(notes, TAXONOMY, "2026-W48")
     [section] = digest.sections
-    [message] = role_messages(section, digest, TAXONOMY)
+    [message] = role_messages(section, digest, TAXONOMY, BOTH)
     assert validate_blocks(message["blocks"]) == []
     assert ids_in(message["blocks"]) == [2, 3, 1]
     assert TAXONOMY.get("kernels").name_zh in str(message["blocks"]), "other roles shown"
@@ -119,7 +122,7 @@ def test_role_threads_split_within_limits_and_keep_every_note(
     notes = [make_note(i, v, title_len=t, excerpt_len=e) for i, (v, t, e) in enumerate(specs)]
     digest = build_digest(notes, TAXONOMY, "2026-W48", addition=True)
     [section] = digest.sections
-    messages = role_messages(section, digest, TAXONOMY)
+    messages = role_messages(section, digest, TAXONOMY, BOTH)
     seen: list[int] = []
     for message in messages:
         assert validate_blocks(message["blocks"]) == []
@@ -133,7 +136,7 @@ def test_role_threads_split_within_limits_and_keep_every_note(
 def test_dm_messages_split_and_link_the_thread() -> None:
     notes = tuple(make_note(i, title_len=200, excerpt_len=380) for i in range(80))
     section = DmSection(TAXONOMY.get("moe-quant"), notes, "https://test.slack.com/archives/C1/p1")
-    messages = dm_messages("2026-W48", False, [section], TAXONOMY)
+    messages = dm_messages("2026-W48", False, [section], TAXONOMY, BOTH)
     assert len(messages) > 1
     seen = [i for m in messages for i in ids_in(m["blocks"])]
     assert sorted(seen) == list(range(80))
@@ -145,7 +148,7 @@ def test_dm_messages_split_and_link_the_thread() -> None:
 def test_low_confidence_verdict_is_marked() -> None:
     unsure = replace(make_note(1, Verdict.SKIM), verdict_confidence=Confidence.LOW)
     digest = build_digest([unsure, make_note(2, Verdict.DEEP)], TAXONOMY, "2026-W48")
-    [message] = role_messages(digest.sections[0], digest, TAXONOMY)
+    [message] = role_messages(digest.sections[0], digest, TAXONOMY, BOTH)
     assert validate_blocks(message["blocks"]) == []
     texts = {
         b["block_id"]: str(b["text"]["text"])  # type: ignore[index]

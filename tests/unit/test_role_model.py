@@ -22,10 +22,9 @@ from bot.classify.settings import THRESHOLDS
 from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import features, normalise, read_clauses
 from bot.classify.train.model_files import agreement, model_json
-from bot.classify.train.roles import main as train_main
-from bot.classify.train.roles import note_features, predictions
+from bot.classify.train.roles import labelled_roles, note_features, predictions
 from bot.domain import Classification, Confidence, Verdict
-from tests.labelled import load_set
+from tests.labelled import development_notes, load_set
 
 ROLES = ("kernels", "models", "hardware")
 
@@ -210,28 +209,21 @@ def test_the_classifier_blends_the_rules_with_the_shipped_model() -> None:
 
 def test_the_shipped_model_loads_once_and_stays_small() -> None:
     assert load_role_model() is load_role_model()
-    assert load_role_model().roles == load_taxonomy().slugs
+    # every role with labelled notes; a role without any is left to the rules
+    assert load_role_model().roles == labelled_roles(development_notes(), load_taxonomy().slugs)
     assert len(load_role_model().weights) > 1000
     assert ROLE_MODEL_PATH.stat().st_size < 1_500_000
 
 
-@pytest.mark.slow
-def test_the_shipped_model_is_what_the_training_script_makes(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Refitted now, the model predicts what the shipped file predicts."""
-    assert train_main(["--check"]) == 0, capsys.readouterr().err
-
-
-def test_a_model_that_predicts_otherwise_is_stale() -> None:
-    """--check compares predictions: a round trip through the file predicts the same, a
-    shifted intercept flips decisions and is told apart."""
+def test_a_model_that_predicts_otherwise_is_told_apart() -> None:
+    """--check counts the decisions on which two models differ: a round trip through the
+    file predicts the same, a shifted intercept flips decisions."""
     notes = load_set("dev3")
     model = load_role_model()
     same = agreement(
         predictions(model, notes), predictions(model.from_json(model_json(model)), notes)
     )
-    assert same.same and same.flipped == 0
+    assert same.flipped == 0 and same.mean_shift == 0.0
     shifted = replace(model, intercept=tuple(b + 4.0 for b in model.intercept))
     moved = agreement(predictions(model, notes), predictions(shifted, notes))
-    assert not moved.same and moved.flipped > 0
+    assert moved.flipped > 0

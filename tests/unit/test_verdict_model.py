@@ -19,9 +19,7 @@ from bot.classify.models import (
 from bot.classify.settings import THRESHOLDS
 from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.classify.text import features, normalise
-from bot.classify.train.blend import main as train_blend_main
 from bot.classify.train.model_files import model_json
-from bot.classify.train.verdicts import main as train_main
 from bot.domain import Classification, Confidence, Verdict
 from tests.labelled import VALIDATION_SETS, load_set
 
@@ -235,20 +233,3 @@ def test_the_shipped_classifier_reads_plain_recommendations(
 def test_the_shipped_model_loads_once() -> None:
     assert load_verdict_model() is load_verdict_model()
     assert len(load_verdict_model().weights) > 1000
-
-
-@pytest.mark.slow
-def test_the_shipped_model_is_what_the_training_script_makes(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Refitted now, the model predicts what the shipped file predicts."""
-    assert train_main(["--check"]) == 0, capsys.readouterr().err
-
-
-@pytest.mark.slow
-def test_the_shipped_blend_is_what_the_training_script_makes(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """The blend file matches the labelled sets (five verdict models trained: about a
-    minute): retrain after the verdict model's."""
-    assert train_blend_main(["--check"]) == 0, capsys.readouterr().err

@@ -5,10 +5,7 @@ the note gives their readers another, and every group the note names takes its o
 that tells everyone else their verdict adds one example for them.
 The clauses are weighed by the shipped role model, so retrain after retraining that.
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
-Needs the `train` extra (scikit-learn).
-
-.venv/bin/python -m bot.classify.train.audiences           # write the model file
-.venv/bin/python -m bot.classify.train.audiences --check   # exit 1 when the file is stale
+Needs the `train` extra (scikit-learn); trained by `python -m bot.classify.train`.
 """
 
 from __future__ import annotations
@@ -16,23 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bot.classify.models import (
-    AUDIENCE_MODEL_PATH,
     MOST,
     OTHERS,
     Attention,
     AudienceModel,
     RoleModel,
     attend,
-    load_role_model,
     spread,
 )
 from bot.classify.text import normalise
-from bot.classify.train.labelled import Labelled, development_notes
+from bot.classify.train.labelled import Labelled
 from bot.classify.train.model_files import (
     VERDICT_CLASSES,
     fit_softmax,
-    softmax_predictions,
-    write_or_check,
 )
 from bot.domain import Verdict
 
@@ -86,20 +79,3 @@ def fit(rows: list[dict[str, float]], labels: list[int]) -> AudienceModel:
         rows, labels, len(CLASSES), c=C, min_count=MIN_ROWS, prune=PRUNE, digits=DIGITS
     )
     return AudienceModel(classes=CLASSES, intercept=intercept, weights=weights)
-
-
-def main(argv: list[str] | None = None) -> int:
-    rows, labels = examples(development_notes(), load_role_model())
-    return write_or_check(
-        argv,
-        __doc__,
-        AUDIENCE_MODEL_PATH,
-        lambda: fit(rows, labels),
-        AudienceModel.from_json,
-        lambda model: softmax_predictions(model, rows),
-        "python -m bot.classify.train.audiences",
-    )
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -4,27 +4,20 @@ verdict model.
 The blend must learn how far to trust the model on notes it has not seen, so it is fitted on
 readings the model gives notes it was not trained on: the development sets are dealt into
 FOLDS folds, and each fold is read by a verdict model trained on the other folds. The rules
-read every note as they do in production. Deterministic: the same labelled sets give the
-same file. Held-out sets are never loaded. Needs the `train` extra (scikit-learn).
-Retrain after the verdict model's training data or features change.
-
-.venv/bin/python -m bot.classify.train.blend           # write the model file
-.venv/bin/python -m bot.classify.train.blend --check   # exit 1 when the file is stale
+read every note as they do in production (`rules_reading`). Deterministic: the same
+labelled sets, rules and features give the same file. Held-out sets are never loaded. Needs
+the `train` extra (scikit-learn); trained by `python -m bot.classify.train`.
 """
 
 from __future__ import annotations
 
 from bot.classify import Classifier
-from bot.classify.models import BLEND_PATH, BlendModel, blend_features
+from bot.classify.models import BlendModel, blend_features
+from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import load_taxonomy
-from bot.classify.text import normalise
-from bot.classify.train.labelled import DEV_SETS, load_set
-from bot.classify.train.model_files import (
-    VERDICT_CLASSES,
-    fit_softmax,
-    softmax_predictions,
-    write_or_check,
-)
+from bot.classify.text import features, normalise
+from bot.classify.train.labelled import DEV_SETS, Labelled, load_set
+from bot.classify.train.model_files import VERDICT_CLASSES, fit_softmax
 from bot.classify.train.verdicts import train as train_verdict
 from bot.domain import Confidence, Verdict
 
@@ -32,6 +25,15 @@ CLASSES = VERDICT_CLASSES
 FOLDS = 5
 C = 1.0  # inverse L2 strength
 DIGITS = 4
+
+
+def rules_reading(rules: Classifier, note: Labelled) -> tuple[Verdict, Confidence, bool]:
+    """What the blend reads of a note besides the verdict model's probabilities: the rules'
+    verdict, whether they are sure of it, and whether the note is short (as
+    `VerdictModel.proba_of` tells it)."""
+    by_rules = rules.classify_by_rules(note.title, note.paragraph)
+    short = len(features(normalise(note.paragraph.strip()).lower())) < T.short_features
+    return by_rules.verdict, by_rules.verdict_confidence, short
 
 
 def examples() -> tuple[list[dict[str, float]], list[int]]:
@@ -65,20 +67,3 @@ def fit(rows: list[dict[str, float]], labels: list[int]) -> BlendModel:
         rows, labels, len(CLASSES), c=C, min_count=1, prune=0.0, digits=DIGITS
     )
     return BlendModel(classes=CLASSES, intercept=intercept, weights=weights)
-
-
-def main(argv: list[str] | None = None) -> int:
-    rows, labels = examples()
-    return write_or_check(
-        argv,
-        __doc__,
-        BLEND_PATH,
-        lambda: fit(rows, labels),
-        BlendModel.from_json,
-        lambda model: softmax_predictions(model, rows),
-        "python -m bot.classify.train.blend",
-    )
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

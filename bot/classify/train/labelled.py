@@ -7,7 +7,9 @@ sets), `dev8`–`dev75` (development notes by more writers), `unseen_v6`–`unse
 out, frozen: scored, never read for ideas; see fixtures/README.md),
 `retired_v4` and `retired_v5` (once held out as `unseen_v4` and `unseen_v5`: frozen and
 never read, but their aggregate steered a decision), and
-`val1`–`val7` (validation: scored in aggregate only, never trained or tuned on).
+`val1`–`val7` (validation: never trained on and never read note by note, but their
+aggregate chose thresholds and steered choices, so they are development sets in practice;
+see tests/bench/README.md, "Which sets chose which numbers").
 
 """
 
@@ -38,8 +40,11 @@ UNSEEN = (
 # note or trained on, but their aggregate steered a decision (see fixtures/README.md).
 RETIRED = ("retired_v4", "retired_v5")
 FROZEN = (*UNSEEN, *RETIRED)
-# Validation sets: written after the verdict model and the newer rules, never trained or
-# tuned on, scored in aggregate to compare approaches while the held-out sets stay untouched.
+# Validation sets: written after the verdict model and the newer rules, never trained on and
+# scored in aggregate only, to compare approaches while the held-out sets stay untouched. That
+# aggregate chose thresholds (val1-val5: the blends' guards and the audience model's numbers)
+# and steered choices (val6-val7: the learned blend, the rule families), so their scores
+# flatter those choices.
 VALIDATION_SETS = ("val1", "val2", "val3", "val4", "val5", "val6", "val7")
 DEV_SETS = (
     "seeds", "dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10",

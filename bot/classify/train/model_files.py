@@ -1,28 +1,23 @@
-"""Writing and checking a learned model's file: the shared `--check` workflow of the
-training scripts."""
+"""Writing and checking the learned models' files: their JSON text, their bytes, the
+manifest (`training.json`) that says what they were fitted from, and the fitting itself."""
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import hashlib
 import json
-import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import TypeVar
+from typing import Any
 
 from bot.classify.models import FORMAT, RoleModel, VerdictWeights, model_text
 from bot.domain import Verdict
 
 # The label order of every three-verdict model (verdict, blend, audience).
 VERDICT_CLASSES = (Verdict.DEEP, Verdict.SKIM, Verdict.SKIP)
-
-
-M = TypeVar("M", bound=RoleModel | VerdictWeights)
 
 
 def model_json(model: RoleModel | VerdictWeights) -> str:
@@ -45,14 +40,37 @@ def model_json(model: RoleModel | VerdictWeights) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-# --check refits a model and compares what the two models predict on the labelled sets, not
-# their bytes: another scikit-learn, numpy or BLAS reaches the same optimum to within rounding,
-# which moves weights in their last digits but not the answers. Measured with scikit-learn
-# 1.9.1 against files written by 1.5: at most 0.1% of decisions flipped, mean shift < 0.002.
-MAX_FLIPPED = 0.005  # share of examples whose most probable class may differ
-MAX_MEAN_SHIFT = 0.01  # mean absolute difference of the predicted probabilities
+COMMAND = "python -m bot.classify.train"  # the entry point that trains and records
 MANIFEST = Path(__file__).resolve().parent.parent / "data" / "training.json"
 TOOLCHAIN = ("scikit-learn", "numpy", "scipy")
+
+# How the shipped files' floating-point sums were done. An optimiser's path, and so the last
+# digits of a weight, depend on the order of additions inside the BLAS: its thread count and
+# the CPU kernels it picked (SkylakeX and Haswell kernels give different files). The entry
+# point sets these before numpy is loaded; Haswell's kernels run on every x86-64 CPU with
+# AVX2 (Intel since 2013, every AMD Zen).
+NUMERICS = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OPENBLAS_CORETYPE": "Haswell",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
+
+def blas_in_use() -> list[str]:
+    """The BLAS and OpenMP libraries loaded, with their kernels and threads (call after a fit
+    has loaded them)."""
+    from threadpoolctl import threadpool_info
+
+    found = {
+        f"{pool['internal_api']} {pool.get('architecture') or ''}, {pool['num_threads']} thread"
+        for pool in threadpool_info()
+    }
+    return sorted(line.replace(" ,", ",") for line in found)
+
+
+# What `blas_in_use` says when the libraries run as NUMERICS pins them.
+PINNED_BLAS = ["openblas Haswell, 1 thread", "openmp, 1 thread"]
 
 
 @dataclass(frozen=True)
@@ -63,15 +81,10 @@ class Agreement:
     flipped: int
     mean_shift: float
 
-    @property
-    def same(self) -> bool:
-        return self.flipped <= MAX_FLIPPED * self.examples and self.mean_shift <= MAX_MEAN_SHIFT
-
     def __str__(self) -> str:
         return (
-            f"{self.flipped} of {self.examples} decisions differ "
-            f"(at most {MAX_FLIPPED:.1%}), mean probability shift {self.mean_shift:.4f} "
-            f"(at most {MAX_MEAN_SHIFT})"
+            f"{self.flipped:,} of {self.examples:,} decisions differ, "
+            f"mean probability shift {self.mean_shift:.4f}"
         )
 
 
@@ -96,71 +109,59 @@ def softmax_predictions(
     return [tuple(model.row_proba(row).values()) for row in rows]
 
 
-def training_data_digest() -> str:
-    """sha256 over every development set's files: what the models are trained on."""
-    from bot.classify.train.labelled import DEV_SETS, set_files
-
-    digest = hashlib.sha256()
-    for name in DEV_SETS:
-        for path in set_files(name):
-            digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
 def toolchain() -> dict[str, str]:
     return {name: metadata.version(name) for name in TOOLCHAIN}
 
 
-def read_manifest() -> dict[str, dict[str, object]]:
-    """What each shipped model file was trained from: `{file name: {...}}`."""
+def read_manifest() -> dict[str, Any]:
+    """What the shipped model files were trained from (`manifest_text` writes it)."""
     if not MANIFEST.exists():
         return {}
-    body: dict[str, dict[str, object]] = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    body: dict[str, Any] = json.loads(MANIFEST.read_text(encoding="utf-8"))
     return body
 
 
-def record_training(path: Path) -> None:
-    """Note in the manifest the file's digest, the data it was trained on and the toolchain."""
-    manifest = read_manifest()
-    manifest[path.name] = {
-        "sha256": hashlib.sha256(model_text(path).encode("utf-8")).hexdigest(),
-        "trained_on": training_data_digest(),
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def manifest_text(
+    files: dict[str, str],
+    fitted_from: dict[str, str],
+    settings: dict[str, dict[str, float]],
+    blas: list[str],
+) -> str:
+    """training.json: each model file's sha256 (of its JSON text), the digests of what the
+    models were fitted from, the training settings, the toolchain and the BLAS it ran on."""
+    body = {
+        "files": {name: text_digest(text) for name, text in sorted(files.items())},
+        "fitted from": fitted_from,
+        "settings": settings,
         "toolchain": toolchain(),
+        "blas": blas,
     }
-    text = json.dumps(dict(sorted(manifest.items())), indent=2, sort_keys=True) + "\n"
-    MANIFEST.write_text(text, encoding="utf-8")
+    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_or_check(
-    argv: list[str] | None,
-    doc: str,
-    default: Path,
-    fit: Callable[[], M],
-    read: Callable[[str], M],
-    predict: Callable[[M], Sequence[Sequence[float]]],
-    command: str,
-) -> int:
-    """Train with `fit`; write the file (and its manifest entry), or with --check exit 1 when
-    the shipped file predicts otherwise than the model trained now."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="compare with the shipped file")
-    parser.add_argument("--out", type=Path, default=default)
-    args = parser.parse_args(argv)
-    model = fit()
-    if not args.check:
-        text = model_json(model).encode("utf-8")
-        gzipped = args.out.suffix == ".gz"
-        args.out.write_bytes(gzip.compress(text, compresslevel=9, mtime=0) if gzipped else text)
-        if args.out.resolve().parent == MANIFEST.parent:
-            record_training(args.out)
-        print(f"wrote {args.out}: {len(model.weights)} features")
-        return 0
-    found = agreement(predict(model), predict(read(model_text(args.out))))
-    if found.same:
-        print(f"{args.out}: up to date ({found})")
-        return 0
-    print(f"{args.out} is stale: {found}; run {command}", file=sys.stderr)
-    return 1
+def shipped_text(path: Path) -> str | None:
+    """The JSON text of a shipped file (a model file or the manifest), or None without one."""
+    return model_text(path) if path.exists() else None
+
+
+def file_bytes(path: Path, text: str) -> bytes:
+    """The bytes of a file holding `text`: gzipped with no name and time in its header for
+    `.gz`, so the same text gives the same bytes with the same zlib."""
+    raw = text.encode("utf-8")
+    return gzip.compress(raw, compresslevel=9, mtime=0) if path.suffix == ".gz" else raw
+
+
+def write_file(path: Path, text: str) -> bool:
+    """Write `text` to `path` unless the file holds it already (a gzipped file then keeps its
+    bytes, whichever zlib wrote them). True when the file was written."""
+    if shipped_text(path) == text:
+        return False
+    path.write_bytes(file_bytes(path, text))
+    return True
 
 
 def fit_softmax(

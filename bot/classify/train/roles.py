@@ -1,10 +1,7 @@
 """Train the role model (`bot/classify/data/role_model.json.gz`) from every development set.
 
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
-Needs the `train` extra (scikit-learn).
-
-.venv/bin/python -m bot.classify.train.roles           # write the model file
-.venv/bin/python -m bot.classify.train.roles --check   # exit 1 when the file is stale
+Needs the `train` extra (scikit-learn); trained by `python -m bot.classify.train`.
 """
 
 from __future__ import annotations
@@ -13,12 +10,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from bot.classify.models import ROLE_MODEL_PATH, TITLE_MARK, RoleModel
+from bot.classify.models import TITLE_MARK, RoleModel
 from bot.classify.settings import THRESHOLDS as T
-from bot.classify.taxonomy import load_taxonomy
 from bot.classify.text import features, normalise
-from bot.classify.train.labelled import Labelled, development_notes
-from bot.classify.train.model_files import write_or_check
+from bot.classify.train.labelled import Labelled
 
 C = 8.0  # inverse L2 strength, chosen by leave-one-set-out (tests/bench/role_loso.py)
 MIN_NOTES = 2  # a feature seen in fewer training notes is dropped
@@ -38,6 +33,13 @@ def vector(title: str, paragraph: str) -> dict[str, float]:
     counts = Counter(grams)
     norm = math.sqrt(sum(c * c for c in counts.values())) or 1.0
     return {g: c / norm for g, c in counts.items()}
+
+
+def labelled_roles(notes: Iterable[Labelled], slugs: Iterable[str]) -> tuple[str, ...]:
+    """The roles of `slugs` that some note is labelled with, in their order: the model can
+    learn only those (a role with no labelled notes is left to the rules)."""
+    found = {role for note in notes for role in note.roles}
+    return tuple(slug for slug in slugs if slug in found)
 
 
 def train(notes: Iterable[Labelled], roles: tuple[str, ...]) -> RoleModel:
@@ -82,24 +84,3 @@ def predictions(model: RoleModel, notes: Iterable[Labelled]) -> list[tuple[float
         proba = model.proba(title, normalise(note.paragraph.strip()).lower())
         found += [(p, 1.0 - p) for p in proba.values()]
     return found
-
-
-def main(argv: list[str] | None = None) -> int:
-    notes = development_notes()
-
-    def fit() -> RoleModel:
-        return train(notes, load_taxonomy(None).slugs)
-
-    return write_or_check(
-        argv,
-        __doc__ or "",
-        ROLE_MODEL_PATH,
-        fit,
-        RoleModel.from_json,
-        lambda model: predictions(model, notes),
-        "python -m bot.classify.train.roles",
-    )
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

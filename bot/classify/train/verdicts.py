@@ -1,10 +1,7 @@
 """Train the verdict model (`bot/classify/data/verdict_model.json.gz`) from every development set.
 
 Deterministic: the same labelled sets give the same file. Held-out sets are never loaded.
-Needs the `train` extra (scikit-learn).
-
-.venv/bin/python -m bot.classify.train.verdicts           # write the model file
-.venv/bin/python -m bot.classify.train.verdicts --check   # exit 1 when the file is stale
+Needs the `train` extra (scikit-learn); trained by `python -m bot.classify.train`.
 """
 
 from __future__ import annotations
@@ -13,14 +10,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from bot.classify.models import VERDICT_MODEL_PATH, VerdictModel
+from bot.classify.models import VerdictModel
 from bot.classify.text import features, normalise
-from bot.classify.train.labelled import Labelled, development_notes
+from bot.classify.train.labelled import Labelled
 from bot.classify.train.model_files import (
     VERDICT_CLASSES,
     fit_softmax,
-    softmax_predictions,
-    write_or_check,
 )
 from bot.domain import Verdict
 
@@ -46,20 +41,3 @@ def train(notes: Iterable[Labelled]) -> VerdictModel:
         rows, labels, len(CLASSES), c=C, min_count=MIN_NOTES, prune=PRUNE, digits=DIGITS
     )
     return VerdictModel(classes=CLASSES, intercept=intercept, weights=weights)
-
-
-def main(argv: list[str] | None = None) -> int:
-    notes = development_notes()
-    return write_or_check(
-        argv,
-        __doc__,
-        VERDICT_MODEL_PATH,
-        lambda: train(notes),
-        VerdictModel.from_json,
-        lambda model: softmax_predictions(model, (vector(n.paragraph) for n in notes)),
-        "python -m bot.classify.train.verdicts",
-    )
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

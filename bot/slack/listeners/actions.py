@@ -7,10 +7,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from slack_bolt import Ack, App
-from slack_bolt.context.respond import Respond
+from slack_bolt import Ack, Respond
 from slack_sdk import WebClient
 
+from bot.delivery.languages import channel_texts, reader_texts
+from bot.i18n.texts import Texts
 from bot.notes.digest import now_utc
 from bot.readers import preferences
 from bot.render.blocks import (
@@ -23,7 +24,7 @@ from bot.render.blocks import (
 )
 from bot.render.replies import Message, MorePage, error_reply, roles_reply
 from bot.services import Services
-from bot.slack.listeners.acking import ack_first
+from bot.slack.listeners.acking import AckFirst
 from bot.slack.listeners.commands import send_ephemeral
 from bot.slack.prdigest import (
     app_home,
@@ -52,20 +53,28 @@ def channel_of(body: dict[str, Any]) -> str | None:
     return container.get("channel_id") or (body.get("channel") or {}).get("id")
 
 
+def clicker_texts(services: Services, client: WebClient, body: dict[str, Any]) -> Texts:
+    """The language of whoever clicked (after the acknowledgement: it may ask Slack)."""
+    team_id, user_id = who_asks(body)
+    if not team_id or not user_id:
+        return channel_texts(services.settings)
+    return reader_texts(services, client, team_id, user_id, now_utc())
+
+
 Listener = Callable[..., None]
 
 
-def register(app: App, services: Services) -> None:
+def register(listeners: AckFirst, services: Services) -> None:
     """One listener per button; each hands Bolt's arguments to a function below."""
-    ack_first(app.action(_action_pattern(SUBSCRIBE_ACTION_ID)))(
+    listeners.action(_action_pattern(SUBSCRIBE_ACTION_ID))(
         subscription_button(services, subscribe=True)
     )
-    ack_first(app.action(_action_pattern(UNSUBSCRIBE_ACTION_ID)))(
+    listeners.action(_action_pattern(UNSUBSCRIBE_ACTION_ID))(
         subscription_button(services, subscribe=False)
     )
-    ack_first(app.action(RESUME_ACTION_ID))(resume_button(services))
-    ack_first(app.action(_action_pattern(UNWATCH_ACTION_ID)))(unwatch_button(services))
-    ack_first(app.action(MORE_ACTION_ID))(more_button(services))
+    listeners.action(RESUME_ACTION_ID)(resume_button(services))
+    listeners.action(_action_pattern(UNWATCH_ACTION_ID))(unwatch_button(services))
+    listeners.action(MORE_ACTION_ID)(more_button(services))
 
 
 # Bolt passes arguments by parameter name, so each button gets a function with exactly the
@@ -93,8 +102,9 @@ def resume_button(services: Services) -> Listener:
         ack()
         team_id, user_id = who_asks(body)
         if team_id and user_id:
-            reply = preferences.resume(services, team_id, user_id, now_utc())
-            answer(services, body, respond, client, team_id, user_id, reply)
+            t = clicker_texts(services, client, body)
+            reply = preferences.resume(services, team_id, user_id, now_utc(), t)
+            answer(services, body, respond, client, team_id, user_id, reply, t)
 
     return on_resume
 
@@ -111,8 +121,9 @@ def unwatch_button(services: Services) -> Listener:
         team_id, user_id = who_asks(body)
         query = str(action.get("value") or "")
         if team_id and user_id and query:
-            reply = preferences.unwatch(services, team_id, user_id, query)
-            answer(services, body, respond, client, team_id, user_id, reply)
+            t = clicker_texts(services, client, body)
+            reply = preferences.unwatch(services, team_id, user_id, query, t)
+            answer(services, body, respond, client, team_id, user_id, reply, t)
 
     return on_unwatch
 
@@ -127,7 +138,8 @@ def more_button(services: Services) -> Listener:
     ) -> None:
         ack()
         _team, user_id = who_asks(body)
-        reply = more_page(services, str(action.get("value") or ""))
+        t = clicker_texts(services, client, body)
+        reply = more_page(services, str(action.get("value") or ""), t)
         if user_id:
             send_ephemeral(respond, client, channel_of(body), user_id, reply)
 
@@ -151,12 +163,17 @@ def change_subscription(
         return
     role = services.taxonomy.resolve(slug)
     in_home = (body.get("container") or {}).get("type") == "view"
+    t = clicker_texts(services, client, body)
     if role is None:
-        reply = error_reply(f"`{escaped(slug, 60)}` is no longer a role; nothing was changed.")
+        reply = error_reply(
+            t.gettext("`{role}` is no longer a role; nothing was changed.", role=escaped(slug, 60))
+        )
     else:
-        reply = change_subscriptions(services, team_id, user_id, [role.slug], subscribe=subscribe)
+        reply = change_subscriptions(
+            services, team_id, user_id, [role.slug], t, subscribe=subscribe
+        )
     if in_home:
-        view = app_home(services, team_id, user_id, now_utc(), client)
+        view = app_home(services, team_id, user_id, now_utc(), t)
         client.views_publish(user_id=user_id, view=view)
         return
     channel = channel_of(body)
@@ -166,18 +183,18 @@ def change_subscription(
         send_ephemeral(respond, client, None, user_id, reply)
 
 
-def more_page(services: Services, value: str) -> Message:
+def more_page(services: Services, value: str, t: Texts) -> Message:
     """The next page a "More" button asks for, or why the button no longer works."""
     page = MorePage.decode(value)
     if page is None:
-        return error_reply("That button no longer works; run the command again.")
+        return error_reply(t.gettext("That button no longer works; run the command again."))
     if page.kind == MorePage.ROLES:
-        return roles_reply(services.taxonomy, page.offset)
+        return roles_reply(services.taxonomy, t, page.offset)
     if page.kind == MorePage.WEEK:
-        return week_page(services, page.query, page.offset)
+        return week_page(services, page.query, page.offset, t)
     if page.kind == MorePage.LEFT_OUT:
-        return left_out_page(services, page.query, page.offset)
-    return lookup_page(services, page.query, page.offset)
+        return left_out_page(services, page.query, page.offset, t)
+    return lookup_page(services, page.query, page.offset, t)
 
 
 def answer(
@@ -188,10 +205,11 @@ def answer(
     team_id: str,
     user_id: str,
     reply: dict[str, Any],
+    t: Texts,
 ) -> None:
     """From App Home: publish the view again; from a message: reply to the user."""
     if (body.get("container") or {}).get("type") == "view":
-        view = app_home(services, team_id, user_id, now_utc(), client)
+        view = app_home(services, team_id, user_id, now_utc(), t)
         client.views_publish(user_id=user_id, view=view)
     else:
         send_ephemeral(respond, client, channel_of(body), user_id, reply)

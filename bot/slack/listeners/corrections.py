@@ -7,10 +7,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from slack_bolt import Ack, App, BoltContext
-from slack_bolt.context.respond import Respond
+from slack_bolt import Ack, BoltContext, Respond
 from slack_sdk import WebClient
 
+from bot.delivery.languages import cached_texts, channel_texts
 from bot.delivery.posting import DeliveryError
 from bot.delivery.revisions import update_revised_messages
 from bot.readers.corrections import FixError, fix_note, note_and_fix
@@ -27,8 +27,8 @@ from bot.render.fix_modal import (
 )
 from bot.render.replies import error_reply
 from bot.services import Services
-from bot.slack.listeners.acking import ack_first
-from bot.slack.listeners.actions import channel_of, who_asks
+from bot.slack.listeners.acking import AckFirst
+from bot.slack.listeners.actions import channel_of, clicker_texts, who_asks
 from bot.slack.listeners.commands import send_ephemeral
 from bot.slack.listeners.payloads import whole_number
 
@@ -38,9 +38,9 @@ FIXED_NOTE = "fixed_note"  # set in the context once the fix is stored
 _MENU = re.compile(rf"^{re.escape(NOTE_MENU_ACTION_ID)}(:\d+)?$")
 
 
-def register(app: App, services: Services) -> None:
-    ack_first(app.action(_MENU))(note_menu(services))
-    app.view(FIX_CALLBACK_ID)(ack=fix_submitted(services), lazy=[after_fix(services)])
+def register(listeners: AckFirst, services: Services) -> None:
+    listeners.action(_MENU)(note_menu(services))
+    listeners.view(FIX_CALLBACK_ID, ack=fix_submitted(services))(after_fix(services))
 
 
 def note_menu(services: Services) -> Callable[..., None]:
@@ -62,22 +62,23 @@ def note_menu(services: Services) -> Callable[..., None]:
         kind, _, raw = value.partition(":")
         if kind == "pr":
             return  # a link: Slack opened it in the browser
+        t = clicker_texts(services, client, body)
         if kind == FIX_OPTION and not services.settings.may_edit(user_id):
-            reply = not_editor_reply(sorted(services.settings.editor_ids))
+            reply = not_editor_reply(sorted(services.settings.editor_ids), t)
             send_ephemeral(respond, client, channel, user_id, reply)
             return
         note_id = whole_number(raw)
         found = note_and_fix(services, note_id) if note_id is not None else None
         if kind not in (FIX_OPTION, SHOW_OPTION) or found is None:
-            reply = error_reply("That note is no longer there; nothing was done.")
+            reply = error_reply(t.gettext("That note is no longer there; nothing was done."))
             send_ephemeral(respond, client, channel, user_id, reply)
             return
         note, fix = found
         if kind == SHOW_OPTION:
-            reply = note_detail_reply(note, fix, services.taxonomy)
+            reply = note_detail_reply(note, fix, services.taxonomy, t)
             send_ephemeral(respond, client, channel, user_id, reply)
             return
-        view = fix_modal(note, fix, services.taxonomy, channel)
+        view = fix_modal(note, fix, services.taxonomy, channel, t)
         client.views_open(trigger_id=str(body.get("trigger_id") or ""), view=view)
 
     return on_note_menu
@@ -87,30 +88,43 @@ def fix_submitted(services: Services) -> Callable[..., None]:
     def on_fix_submitted(
         ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext
     ) -> None:
-        """In the request's thread: the fix is stored, or refused with the form's errors."""
+        """In the request's thread: the fix is stored, or refused with the form's errors
+        (in the editor's language as the store knows it: Slack is not asked here)."""
         # Who asks comes first: a non-editor hears so whatever else the form holds.
-        _team, user_id = who_asks(body)
+        team_id, user_id = who_asks(body)
+        t = (
+            cached_texts(services, team_id, user_id)
+            if team_id and user_id
+            else channel_texts(services.settings)
+        )
         if not user_id or not services.settings.may_edit(user_id):
             ack(
                 response_action="errors",
-                errors={ROLES_BLOCK: "Only editors can fix notes; nothing was changed."},
+                errors={ROLES_BLOCK: t.gettext("Only editors can fix notes; nothing was changed.")},
             )
             return
         form = read_fix_form(view)
         if form is None:
             ack(
                 response_action="errors",
-                errors={ROLES_BLOCK: "This form is out of date: open it again from the note."},
+                errors={
+                    ROLES_BLOCK: t.gettext("This form is out of date: open it again from the note.")
+                },
             )
             return
-        errors = form_errors(form, services.taxonomy)
+        errors = form_errors(form, services.taxonomy, t)
         if errors:
             ack(response_action="errors", errors=errors)
             return
         try:
             fix_note(services, form.note_id, form.roles, form.primary, form.verdict, user_id)
         except FixError as exc:
-            ack(response_action="errors", errors={ROLES_BLOCK: str(exc)[:200]})
+            log.info("a fix of note %s was refused: %s", form.note_id, exc)
+            refused = t.gettext(
+                "This note cannot be fixed any more (it may have been removed); nothing was "
+                "changed."
+            )
+            ack(response_action="errors", errors={ROLES_BLOCK: refused})
             return
         ack()
         context[FIXED_NOTE] = form.note_id
@@ -140,7 +154,8 @@ def after_fix(services: Services) -> Callable[..., None]:
             except DeliveryError as exc:
                 log.warning("note %s fixed, its digest message not updated: %s", form.note_id, exc)
         if form.channel and user_id:
-            reply = fix_saved_reply(found[0], updated, services.taxonomy)
+            t = clicker_texts(services, client, body)
+            reply = fix_saved_reply(found[0], updated, services.taxonomy, t)
             client.chat_postEphemeral(channel=form.channel, user=user_id, **reply)
 
     return update_after_fix

@@ -9,15 +9,21 @@ and logged once per workspace.
 
 `bolt_can_read` guards the step before: Bolt parses the body and reads its ids while it
 builds the request, before any middleware runs (`payload=[]` breaks it there).
+
+Every refusal is logged as one line (`refusal`): the reason, where the request came in, and
+the team and user it names when they have the shape of Slack's ids; never its content (the
+user's text, the response_url, anything else it carries).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl
 
 from pydantic import (
     BaseModel,
@@ -36,8 +42,12 @@ from bot.domain import MAX_NOTE_ID
 
 log = logging.getLogger(__name__)
 
+EVENTS_PATH = "/slack/events"  # HTTP mode's one way into Bolt (`bot.slack.server`)
 # Slack's ids (users, teams, channels, enterprises) are upper-case letters and digits.
-SlackId = Annotated[str, StringConstraints(pattern=r"^[A-Z0-9]{1,40}$")]
+SLACK_ID = r"^[A-Z0-9]{1,40}$"
+SlackId = Annotated[str, StringConstraints(pattern=SLACK_ID)]
+# A payload's or an envelope's type as Slack names them: safe to repeat in a log line.
+_KIND = re.compile(r"^[a-z_]{1,40}$")
 # Slack answers to an https URL; tests and proxies use http. Nothing else is followed.
 ResponseUrl = Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$", max_length=2000)]
 ShortText = Annotated[str, StringConstraints(max_length=255)]
@@ -228,8 +238,57 @@ def read_payload(body: Mapping[str, Any]) -> Payload:
         return SlashCommand.model_validate(body)
     kind = body.get("type")
     if not isinstance(kind, str) or kind not in HANDLED_TYPES:
-        raise Unhandled(f"type {str(kind)[:40]!r}")
+        raise Unhandled(f"type {kind!r}" if safe_kind(kind) else "an unknown type")
     return _INTERACTIVE.validate_python(body)
+
+
+def safe_kind(kind: object) -> str | None:
+    """`kind` when it has the shape of a type Slack names (`view_closed`), else None."""
+    return kind if isinstance(kind, str) and _KIND.match(kind) else None
+
+
+def claimed_ids(body: object) -> tuple[str | None, str | None]:
+    """The team and the user a body names, where they have the shape of Slack's ids.
+
+    The body may be forged (its signature is not checked yet, or it failed), so nothing
+    else of it is read: an id is upper-case letters and digits, and cannot carry text."""
+    if not isinstance(body, Mapping):
+        return None, None
+    user = body.get("user")
+    team = _first_id(body.get("team_id"), _inner(body.get("team"), "id"), _inner(user, "team_id"))
+    event = body.get("event")
+    return team, _first_id(body.get("user_id"), _inner(user, "id"), user, _inner(event, "user"))
+
+
+def _inner(value: object, key: str) -> object:
+    return value.get(key) if isinstance(value, Mapping) else None
+
+
+def _first_id(*candidates: object) -> str | None:
+    found = (c for c in candidates if isinstance(c, str) and re.match(SLACK_ID, c))
+    return next(found, None)
+
+
+def unverified_body(text: str) -> object:
+    """`text` read as Slack sends a body (JSON, or a form whose `payload` may be JSON), for
+    `claimed_ids` alone; None when it is neither."""
+    try:
+        if text.lstrip().startswith("{"):
+            return json.loads(text)
+        form = dict(parse_qsl(text, keep_blank_values=True))
+        return json.loads(form["payload"]) if "payload" in form else form
+    except (ValueError, RecursionError):
+        return None
+
+
+def refusal(reason: str, where: str, body: object = None) -> str:
+    """The one log line for a refused request: why, where it came in (`POST /slack/events`,
+    `Socket Mode`) and who it names (`claimed_ids`), nothing of its content."""
+    team, user = claimed_ids(body)
+    named = ", ".join(
+        f"{label} {value}" for label, value in (("team", team), ("user", user)) if value
+    )
+    return f"refused a Slack request ({where}): {reason}" + (f"; {named}" if named else "")
 
 
 def bolt_can_read(body: str | dict[str, Any], headers: Mapping[str, str]) -> bool:
@@ -264,7 +323,7 @@ def _problem(error: ValidationError | Unhandled) -> str:
         return f"not a request prdigest handles ({error})"
     first = error.errors(include_input=False, include_url=False)[0]
     where = ".".join(str(part) for part in first["loc"]) or "body"
-    return f"{where}: {first['msg']}"[:200]
+    return f"malformed payload ({where}: {first['msg']})"[:200]
 
 
 def _ephemeral(text: str) -> BoltResponse:
@@ -303,8 +362,8 @@ class PayloadCheck(Middleware):
         try:
             payload = read_payload(req.body)
         except (ValidationError, Unhandled) as error:
-            problem = _problem(error)
-            log.warning("refused a Slack request: %s", problem)
+            where = "Socket Mode" if req.mode == "socket_mode" else f"POST {EVENTS_PATH}"
+            log.warning("%s", refusal(_problem(error), where, req.body))
             if not command:
                 return _bad_request("unreadable payload")
             missing = not _has_ids(req.body)
