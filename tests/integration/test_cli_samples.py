@@ -245,6 +245,8 @@ def older_quick_start_posted_the_samples(posting: Services, tmp_path: Path) -> s
     for note in posting.store.list_notes():
         by_repo.setdefault(note.repo, []).append(note.id)
     samples, team = set(by_repo["vllm-project/vllm"]), by_repo[TEAM_REPO]
+    # An older version had no reading budget: each DM held every note for its reader.
+    posting.settings = posting.settings.model_copy(update={"dm_budget": 0})
     fix_note(posting, min(samples), ["kernels"], None, None, "U9")
     fix_note(posting, team[0], ["kernels"], None, None, "U9")
     posting.store.subscribe("T1", "U1", ["moe-quant", "kernels", "kv-cache"])

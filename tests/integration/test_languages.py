@@ -203,6 +203,14 @@ def every_surface(bot: Harness, user: str) -> dict[str, Any]:
         ("too long", "x" * 600),
         ("language", "lang"),
         ("week", "week"),
+        ("budget", "budget"),
+        ("budget set", "budget 1"),
+        ("bad budget", "budget lots"),
+        ("dm", "dm"),
+        ("dm set", "dm tue 07:30"),
+        ("bad dm", "dm someday"),
+        ("dm off", "dm off"),
+        ("dm on", "dm on"),
     ):
         status, seen[name] = bot.command(text, user=user)
         assert status == 200
@@ -246,7 +254,31 @@ def every_surface(bot: Harness, user: str) -> dict[str, Any]:
     publish_weekly_digest(bot.services, client, NOW, pacing=FAST)
     seen["DM"] = slack.messages_in(FakeSlack.dm_channel(user))
     assert seen["DM"], "the reader's DM was sent"
+    closing = left_out_button(seen["DM"])  # a budget of 1: the rest are counted
+    seen["left-out page"] = reply_to(
+        bot,
+        lambda url: block_actions_body(
+            MORE_ACTION_ID, closing["value"], user_id=user, channel_id="C1", response_url=url
+        ),
+    )
     return seen
+
+
+def left_out_button(dm: list[dict[str, Any]]) -> dict[str, Any]:
+    """The button of a DM's closing line (the notes left out over the reader's budget)."""
+    buttons = [
+        element
+        for message in dm
+        for block in message["blocks"]
+        if block.get("block_id") == "left-out"
+        for element in block["elements"]
+    ]
+    assert len(buttons) == 1, "one closing line, at the end of the DM"
+    return buttons[0]
+
+
+def home_text(seen: dict[str, Any]) -> str:
+    return json.dumps(seen["App Home"], ensure_ascii=False)
 
 
 def test_an_english_reader_sees_no_chinese_outside_code(bot: Harness) -> None:
@@ -259,6 +291,17 @@ def test_an_english_reader_sees_no_chinese_outside_code(bot: Harness) -> None:
     assert seen["fix saved"]["text"].startswith("Fixed “")
     assert seen["subscribe button"]["text"].startswith("Subscribed to `multimodal`")
     assert_clean(seen["help"])
+    assert "up to 1 note in full" in seen["budget set"]["text"]
+    assert "`lots` is not a budget" in seen["bad budget"]["text"]
+    assert "goes out on Tuesdays at 07:30 (America/Los_Angeles" in seen["dm set"]["text"]
+    assert "is not a day and time" in seen["bad dm"]["text"]
+    assert "Weekly DMs stopped" in seen["dm off"]["text"]
+    assert "DMs are on again" in seen["dm on"]["text"]
+    assert "on Tuesdays at 07:30" in home_text(seen) and "up to 1 note in full" in home_text(seen)
+    closing = json.dumps(seen["DM"][-1]["blocks"][-2:], ensure_ascii=False)
+    assert "*1 more note for you this week*" in closing and "budget of 1" in closing
+    assert left_out_button(seen["DM"])["text"]["text"] == "Show it"
+    assert seen["left-out page"]["text"].startswith("Also for you")
 
 
 def test_a_chinese_reader_sees_none_of_the_english_ui(bot: Harness) -> None:
@@ -274,6 +317,17 @@ def test_a_chinese_reader_sees_none_of_the_english_ui(bot: Harness) -> None:
     assert seen["subscribe button"]["text"].startswith("已订阅 `multimodal`")
     modal = seen["fix modal"]
     assert modal["title"]["text"] == "修正角色" and modal["submit"]["text"] == "保存"
+    assert "最多完整显示 1 条笔记" in seen["budget set"]["text"]
+    assert "`lots` 不是有效的阅读额度" in seen["bad budget"]["text"]
+    assert "每周二 07:30" in seen["dm set"]["text"] and "Asia/Shanghai" in seen["dm set"]["text"]
+    assert "`someday` 不是有效的星期和时间" in seen["bad dm"]["text"]
+    assert "每周私信已停止" in seen["dm off"]["text"]
+    assert "私信已重新开启" in seen["dm on"]["text"]
+    assert "每周二 07:30" in home_text(seen) and "最多完整显示 1 条笔记" in home_text(seen)
+    closing = json.dumps(seen["DM"][-1]["blocks"][-2:], ensure_ascii=False)
+    assert "*本周另有 1 篇给你*" in closing and "阅读额度" in closing
+    assert left_out_button(seen["DM"])["text"]["text"] == "查看这一篇"
+    assert seen["left-out page"]["text"].startswith("另外给你的 · ")
 
 
 def test_lang_wins_over_slack_and_auto_gives_slack_back(bot: Harness) -> None:
