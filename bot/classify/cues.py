@@ -30,7 +30,7 @@ from bot.classify.text import CLAUSE_STOP, SENTENCE_STOP, negator, squeeze
 from bot.classify.trie import ASCII_ALNUM, trie_regex
 from bot.domain import Verdict
 
-__all__ = ["SIDE_CUES", "Cue", "Meaning", "find_cues", "weak_hint"]
+__all__ = ["RULE_DATA", "SIDE_CUES", "Cue", "Meaning", "find_cues", "weak_hint"]
 
 
 class Meaning(enum.StrEnum):
@@ -60,14 +60,14 @@ VERDICT_OF: dict[Meaning, Verdict] = {
 # --------------------------------------------------------------------------- lexicon
 
 # The phrase tables, by meaning, and the constructions (data/cues.toml).
-_DATA: dict[str, Any] = tomllib.loads(
+RULE_DATA: dict[str, Any] = tomllib.loads(
     (Path(__file__).with_name("data") / "cues.toml").read_text(encoding="utf-8")
 )
 LEXICON: dict[Meaning, tuple[str, ...]] = {
-    Meaning(meaning): tuple(phrases) for meaning, phrases in _DATA["lexicon"].items()
+    Meaning(meaning): tuple(phrases) for meaning, phrases in RULE_DATA["lexicon"].items()
 }
 # Weak hints, used only when a note says nothing else about reading it.
-WEAK_SKIP: tuple[str, ...] = tuple(_DATA["weak_skip"])
+WEAK_SKIP: tuple[str, ...] = tuple(RULE_DATA["weak_skip"])
 # The rules' side cues: what may tell everyone else to skip a note.
 _SIDE_KINDS = {
     "before_and_others": ("others",),
@@ -76,7 +76,7 @@ _SIDE_KINDS = {
 }
 SIDE_CUES: dict[str, tuple[str, ...]] = {
     phrase: _SIDE_KINDS[group]
-    for group, phrases in _DATA["side_cues"].items()
+    for group, phrases in RULE_DATA["side_cues"].items()
     for phrase in phrases
 }
 CLOSED_HINT = re.compile(
@@ -118,8 +118,8 @@ _NEEDS_SUFFICIENCY = frozenset(
 # data/cues.toml). Every match of a pattern contains one of its anchors, so a pattern runs
 # only near its anchors (see `_idiom_matches`). English patterns are checked for word edges
 # after the match: a leading \b would slow the scan several times.
-_NUMBERS: dict[str, int] = _DATA["numbers"]
-_ZH_DIGITS: dict[str, int] = _DATA["zh_digits"]
+_NUMBERS: dict[str, int] = RULE_DATA["numbers"]
+_ZH_DIGITS: dict[str, int] = RULE_DATA["zh_digits"]
 
 
 def _amount(word: str) -> float:
@@ -173,7 +173,7 @@ def _rating_marker(m: re.Match[str]) -> str:
     return _RATING_MARK[_RATING_MEANING[text]]
 
 
-_RATING_MEANING: dict[str, str] = _DATA["rating_meaning"]
+_RATING_MEANING: dict[str, str] = RULE_DATA["rating_meaning"]
 # A bare "pass", "不看" that is the whole of its clause, or after "otherwise", "can".
 _BARE_LEAD = re.compile(
     r"(?:\b(?:otherwise|else|can|may|could|just|safely)\s+|(?:[.;:!?,。]|→|->)\s*)$"
@@ -231,7 +231,7 @@ _IDIOMS = tuple(
         family.get("kind") == "budget",
         family.get("kind") == "bare",
     )
-    for family in _DATA["families"]
+    for family in RULE_DATA["families"]
     for pattern in family["patterns"]
 )
 
