@@ -25,7 +25,16 @@ import re
 from dataclasses import dataclass, field
 
 from bot.classify.constructions import CONSTRUCTIONS, Constructions
-from bot.classify.cues import EVEN, HEDGE, SIDE_CUES, Cue, Meaning, find_cues, weak_hint
+from bot.classify.cues import (
+    EVEN,
+    HEDGE,
+    SIDE_CUE_RE,
+    SIDE_CUES,
+    Cue,
+    Meaning,
+    find_cues,
+    weak_hint,
+)
 from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import (
@@ -58,8 +67,6 @@ _SUBJECT_LEAD = frozenset(
     {"", "而", "但", "但是", "不过", "对", "对于", "至于", "其中"}
     | {"and", "but", "while", "for", "whereas"}
 )
-# Negative and side cues (data/cues.toml, [side_cues]), all literals, found in one pass.
-_AUX_RE = re.compile(trie_regex(SIDE_CUES))
 
 
 # Rule families, each of which the ablation bench (tests/bench/ablation.py) leaves out in
@@ -588,7 +595,7 @@ class Rules:
         if "everyone-else" in self._off:
             return None
         text, c = note.text, self._c
-        for m in _AUX_RE.finditer(text):
+        for m in SIDE_CUE_RE.finditer(text):
             kinds = SIDE_CUES[" ".join(m.group().split())]
             if "others" not in kinds:
                 continue
@@ -709,6 +716,11 @@ class Rules:
                 if index not in addressed:
                     role_verdicts[slug] = others_verdict
         return role_verdicts
+
+    def terms(self, text: str) -> list[str]:
+        """The keywords and audience phrases in a normalised, lower-cased `text`, as term keys
+        (without spaces), in order (for evaluation)."""
+        return [key for _offset, key, _weights in self._hits(text)]
 
     def scores(self, title: str, paragraph: str) -> dict[str, float]:
         """Raw per-role evidence (title and paragraph hits only), for debugging."""
