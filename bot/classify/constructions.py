@@ -59,7 +59,6 @@ class Constructions:
     group_word_split: Matcher
     label_split: Matcher
     label: Matcher
-    others_after: Matcher
     fronted_others: Matcher
     others_opening: Matcher
     others_opening_anchors: Matcher

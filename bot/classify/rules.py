@@ -377,10 +377,9 @@ class Rules:
 
     def _for_everyone_else(self, text: str, cue: Cue, starts: list[int], ci: int) -> bool:
         """Does a cue in clause `ci` speak to everyone else: its subject is them ("其余读者
-        可略过"), they follow it ("nothing new for anyone else") or the clause before names
-        only them ("for the rest of us, there is nothing here", "对其他人来说，没什么可看")?"""
+        可略过") or the clause before names only them ("for the rest of us, there is nothing here", "对其他人来说，没什么可看")?"""
         c = self._c
-        c_start, c_end = segment(starts, len(text), ci)
+        c_start = starts[ci]
         lo = max(c_start, cue.start - T.subject_lookback)
         subject = (
             c.others_subject.search(text, lo, cue.start)
@@ -392,8 +391,6 @@ class Rules:
             and c.reader_noun.search(subject.group())
             and text[c_start : subject.start()].strip(" ,") in _SUBJECT_LEAD
         ):
-            return True
-        if c.others_after.match(text, cue.end, c_end):
             return True
         return ci > 0 and bool(
             c.fronted_others.fullmatch(text, segment(starts, len(text), ci - 1)[0], c_start)
