@@ -377,7 +377,8 @@ class Rules:
 
     def _for_everyone_else(self, text: str, cue: Cue, starts: list[int], ci: int) -> bool:
         """Does a cue in clause `ci` speak to everyone else: its subject is them ("其余读者
-        可略过") or the clause before names only them ("for the rest of us, there is nothing here", "对其他人来说，没什么可看")?"""
+        可略过"), or the clause before names only them ("for the rest of us, there is nothing
+        here", "对其他人来说，没什么可看")?"""
         c = self._c
         c_start = starts[ci]
         lo = max(c_start, cue.start - T.subject_lookback)

@@ -33,9 +33,8 @@ def main() -> None:
         listed = ", ".join(sets[:8]) + (f" (+{len(sets) - 8})" if len(sets) > 8 else "")
         flag = "dictionary" if in_dictionary(cue) else ("RARE" if cue in rare else "")
         text = cue.text.replace("|", "\\|")
-        print(
-            f"| {cue.table} | {cue.where} | `{text}` | {len(usage.writers(cue))} | {listed} | {flag} |"
-        )
+        writers = len(usage.writers(cue))
+        print(f"| {cue.table} | {cue.where} | `{text}` | {writers} | {listed} | {flag} |")
     counts = Counter(c.table for c in usage.sets)
     flagged = Counter(c.table for c in rare)
     print()

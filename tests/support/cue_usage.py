@@ -138,17 +138,16 @@ def alternatives(regex: str) -> list[tuple[int, int]]:
 # Words of a closed class (articles, pronouns, auxiliaries and modals, prepositions,
 # conjunctions, negators) and Chinese function characters: an alternative made of these
 # alone is grammar, not vocabulary, and is no cue of its own.
-FUNCTION_WORDS = frozenset(
-    (
-        "a an the this that these those it its they them their you your we us our i me my one "
-        "is are was were be been being am do does did don't doesn't didn't not no can could may "
-        "might must shall should will would can't cannot won't wouldn't shouldn't mustn't isn't "
-        "aren't 'd 's 're 've 'll to of in on at by for with from as into over through about and "
-        "or but if so than then who what which when where how why there here nor other others "
-        "else most anyone anybody everyone everybody someone somebody nobody none zero two three "
-        "four five six seven eight nine ten fifteen twenty thirty forty fifty sixty ninety half"
-    ).split()
+_FUNCTION_WORDS = (
+    "a an the this that these those it its they them their you your we us our i me my one "
+    "is are was were be been being am do does did don't doesn't didn't not no can could may "
+    "might must shall should will would can't cannot won't wouldn't shouldn't mustn't isn't "
+    "aren't 'd 's 're 've 'll to of in on at by for with from as into over through about and "
+    "or but if so than then who what which when where how why there here nor other others "
+    "else most anyone anybody everyone everybody someone somebody nobody none zero two three "
+    "four five six seven eight nine ten fifteen twenty thirty forty fifty sixty ninety half"
 )
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 FUNCTION_CHARS = frozenset(
     "的了也亦都就可要会能该应请把被去来再还又只仅才便即而但和与及或跟给对在从到于以为之其这那个一下上些此不没无别非未呢吗吧啊嘛着过得地我你他她它们"
 )
@@ -371,9 +370,7 @@ class Usage:
         return sorted(
             c
             for c in self.sets
-            if c.table != "roles"
-            and len(self.writers(c)) < MIN_WRITERS
-            and not in_dictionary(c)
+            if c.table != "roles" and len(self.writers(c)) < MIN_WRITERS and not in_dictionary(c)
         )
 
 
