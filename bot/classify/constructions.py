@@ -54,6 +54,8 @@ class Constructions:
     addressed_who_anchors: Matcher
     addressed_if_you: Matcher
     addressed_if_you_anchors: Matcher
+    excepted: Matcher
+    excepted_anchors: Matcher
     reader_words: Matcher
     bare_group: Matcher
     group_word_split: Matcher

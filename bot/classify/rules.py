@@ -129,6 +129,7 @@ class _Audiences:
     unknown: list[Cue] = field(default_factory=list)  # readers no role claims
     named: list[tuple[Cue, frozenset[int]]] = field(default_factory=list)  # named roles
     others: Cue | None = None  # the first cue for everyone else
+    excepted: set[int] = field(default_factory=set)  # "skip unless you own X": X's roles
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,7 @@ class _Told:
     verdicts: dict[int, Verdict]  # by role index
     positive: dict[int, Verdict]  # the groups told to read it (skim or deep)
     positive_unknown: list[Cue]  # readers no role claims told to read it
+    excepted: frozenset[int]  # groups a skip for everyone else leaves out
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,7 @@ def _named_verdicts(audiences: _Audiences) -> _Told:
         verdicts,
         {i: v for i, v in verdicts.items() if v is not Verdict.SKIP},
         [c for c in audiences.unknown if c.verdict is not Verdict.SKIP],
+        frozenset(audiences.excepted),
     )
 
 
@@ -498,6 +501,16 @@ class Rules:
         found = _Audiences()
         for cue in cues:
             who = self._cue_audience(text, cue, cues, note.clause_starts)
+            if cue.verdict is Verdict.SKIP and "everyone-else" not in off:
+                # "skip unless you own X": said to everyone but X, whoever else it names
+                excepted = self._excepted(note, cue)
+                if excepted and (
+                    who is None
+                    or who == "others"
+                    or (isinstance(who, frozenset) and who <= excepted)
+                ):
+                    found.excepted |= excepted
+                    who = "others"
             if who is None:
                 found.general.append(cue)
             elif who == "others":
@@ -518,6 +531,18 @@ class Rules:
         if (found.named or found.others is not None) and "limited" not in off:
             found.named += self._limited_statements(text, cues, note.clause_starts)
         return found
+
+    def _excepted(self, note: _Note, cue: Cue) -> frozenset[int]:
+        """The roles of a group the cue's sentence excepts: "skip unless you own the release
+        pipeline", "除非你负责发布流水线，否则可略过", "MoE 内核的负责人除外，其余可略过"."""
+        c = self._c
+        start, end = note.sentence(note.sentence_of(cue.start))
+        if not c.excepted_anchors.search(note.text, start, end):
+            return frozenset()
+        m = c.excepted.search(note.text, start, end)
+        who = next((g for g in m.groups() if g), "") if m is not None else ""
+        named = self._span_roles(who)
+        return frozenset(i for i, v in named.items() if v >= T.span_min) or self._label_roles(who)
 
     def _deciding_statement(self, note: _Note, audiences: _Audiences, told: _Told) -> _Deciding:
         """Stage 3: the first sentence that speaks decides: a general cue there, or else what
@@ -679,12 +704,14 @@ class Rules:
                 for i in range(n_roles)
                 if i not in named and i not in suppressed and scores[i] > top
             ]
+            order += [i for i in sorted(told.excepted) if i not in order]
             return [self.slugs[i] for i in order], verdict, confidence
         live = [(scores[i], i) for i in range(n_roles) if i not in suppressed]
         best = max((s for s, _ in live), default=0.0)
         threshold = max(T.min_score, T.relative_min * best)
         chosen = sorted((i for s, i in live if s >= threshold), key=lambda i: (-scores[i], i))
         chosen += [i for i in positive if i not in chosen]
+        chosen += [i for i in sorted(told.excepted) if i not in chosen]  # "unless you own X"
         if not chosen:
             if best > 0:
                 chosen = [max(live, key=lambda item: (item[0], -item[1]))[1]]
@@ -713,6 +740,11 @@ class Rules:
             for index, slug in enumerate(self.slugs):
                 if index not in addressed:
                     role_verdicts[slug] = others_verdict
+        if others_verdict is Verdict.SKIP:
+            # "skip unless you own X": X is not to skip it; how closely is not said, and a
+            # read is never deep without a cue that says so
+            for index in told.excepted - set(told.verdicts):
+                role_verdicts[self.slugs[index]] = Verdict.SKIM
         return role_verdicts
 
     def terms(self, text: str) -> list[str]:
