@@ -53,7 +53,6 @@ __all__ = ["Rules"]
 
 # --------------------------------------------------------------------------- tuning
 
-FALLBACK_ROLE = "models"
 # "image" in a sentence about builds and releases is a container image: its evidence goes
 # to this role when the sentence has another word of that role's and none of multimodal's,
 # or when a platform's name comes right before it ("the ROCm image").
@@ -194,7 +193,6 @@ class Rules:
             (c.addressed_who_anchors, c.addressed_who),
             (c.addressed_if_you_anchors, c.addressed_if_you),
         )
-        self._fallback = FALLBACK_ROLE if FALLBACK_ROLE in self.slugs else self.slugs[0]
         # a role's names ("spec-decode", "quant", "前端"): a heading of these names readers
         self._group_names: dict[str, int] = {}
         for index, role in enumerate(taxonomy.roles):
@@ -487,7 +485,7 @@ class Rules:
         )
         return Classification(
             roles=tuple(roles),
-            primary_role=roles[0],
+            primary_role=roles[0] if roles else "",
             verdict=verdict,
             role_verdicts=self._audience_verdicts(roles, told, others_verdict),
             excerpt=_excerpt(display, text, note.sentence_starts, deciding.sentence),
@@ -686,7 +684,8 @@ class Rules:
         confidence: Confidence,
     ) -> tuple[list[str], Verdict, Confidence]:
         """Stage 7: the note's roles, best evidence first: enough evidence, or the groups told
-        to read it. A group told to skip a note others read is not one of its roles."""
+        to read it. A group told to skip a note others read is not one of its roles. A note
+        with no evidence of any role and no group named gets none."""
         n_roles = len(self.slugs)
         positive, named = told.positive, told.verdicts
         suppressed = (
@@ -719,8 +718,8 @@ class Rules:
                 # every reader the note names is told to skip it
                 chosen = sorted(named, key=lambda i: (-scores[i], i))
                 verdict, confidence = Verdict.SKIP, Confidence.HIGH
-            else:
-                chosen = [self.slugs.index(self._fallback)]
+            # else no role fits: the rules name none (the classifier takes the role model's
+            # closest, at low confidence)
         if deciding.verdict is None and positive:
             chosen.sort(key=lambda i: positive.get(i) is not verdict)
         return [self.slugs[i] for i in chosen], verdict, confidence

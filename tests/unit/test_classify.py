@@ -16,7 +16,9 @@ import hashlib
 import pytest
 
 from bot.classify import build_classifier, classify
+from bot.classify.models import load_role_model
 from bot.classify.taxonomy import Taxonomy, load_taxonomy
+from bot.classify.text import normalise
 from bot.domain import Confidence, Verdict
 from tests.bench.agreement import ANSWERS, ROLE_ANSWERS, answers, role_answers
 from tests.labelled import (
@@ -621,10 +623,25 @@ def test_title_weighs_more_than_paragraph(taxonomy: Taxonomy) -> None:
     assert got.primary_role == "multimodal"
 
 
-def test_always_at_least_one_role(taxonomy: Taxonomy) -> None:
-    got = classify("杂项", "值得精读。", taxonomy)
-    assert got.roles == ("models",)
-    assert got.primary_role == "models"
+@pytest.mark.parametrize(
+    ("title", "paragraph"),
+    [
+        ("Fix typo in README", "Fixes a typo in the README."),
+        ("杂项", "值得精读。"),
+        ("Update the contributors list", "Adds two names to the list. Nothing else."),
+    ],
+)
+def test_a_note_that_fits_no_role_gets_the_closest_at_low_confidence(
+    title: str, paragraph: str, taxonomy: Taxonomy
+) -> None:
+    """No role has evidence: the rules name none, and the classifier files the note under the
+    role the role model finds closest, marked low confidence (not under a fixed role)."""
+    assert build_classifier(taxonomy).classify_by_rules(title, paragraph).roles == ()
+    got = classify(title, paragraph, taxonomy)
+    proba = load_role_model().proba(normalise(title).lower(), normalise(paragraph).lower())
+    closest = max(sorted(proba), key=lambda r: proba[r])
+    assert got.primary_role == got.roles[0] == closest
+    assert got.verdict_confidence is Confidence.LOW
 
 
 def test_new_model_title_adds_models_role(taxonomy: Taxonomy) -> None:
