@@ -278,7 +278,7 @@ def test_a_group_name_before_the_people_noun(taxonomy: Taxonomy) -> None:
 def test_skip_unless_you_own_it_excepts_the_owners(
     title: str, paragraph: str, group: str, verdict: Verdict, other: str, taxonomy: Taxonomy
 ) -> None:
-    """"Skip unless you own X": X's readers get what the note implies for them (a skim when it
+    """ "Skip unless you own X": X's readers get what the note implies for them (a skim when it
     says no more), everyone else the skip."""
     got = classify(title, paragraph, taxonomy)
     assert group in got.roles
