@@ -1,8 +1,9 @@
 """How closely to read a note: verdict cues organised by meaning, with negation and contrast.
 
 A writer says "read this closely" in many ways; what they mean falls in a few classes.
-The phrase tables (data/cues.toml) are organised by those classes and hold the synonyms a fluent
-writer uses in Chinese and English (general usage, not the wording of particular notes):
+The phrase tables (data/cues.toml) are organised by those classes and hold the ways writers
+say it in Chinese and English, each used by at least two writers of the development sets or
+an entry of a standard dictionary (the file's [dictionary]; tests/unit/test_cue_usage.py):
 
 - strong yes, read through                      -> deep
 - skim, conclusion only                         -> skim

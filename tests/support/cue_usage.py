@@ -14,8 +14,9 @@ lower-cased as the rules read them:
 - each alternative of each audience construction ([audiences.*]) where it takes part in a
   match while the rules classify the note (a search counts every match in the text searched),
   and each anchor where the rules look for it and find it;
-- the roles' audience phrases and keywords (roles.toml) where the keyword scan finds them, in
-  the title or the paragraph.
+- the roles' audience phrases (roles.toml) where the keyword scan finds them, in the title or
+  the paragraph: listed, not held to the rule (with the keywords, they are the taxonomy's
+  domain vocabulary, which a team's roles file extends).
 
 An alternative is each branch of the expression's top-level "|" and of every group with more
 than one (outside look-arounds, whose branches are conditions, not words).
