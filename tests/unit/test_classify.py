@@ -12,6 +12,7 @@ never a floor in a test (see the README's *Classification* section).
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -617,6 +618,22 @@ def test_a_note_that_fits_no_role_gets_the_closest_at_low_confidence(
     proba = load_role_model().proba(normalise(title).lower(), normalise(paragraph).lower())
     closest = max(sorted(proba), key=lambda r: proba[r])
     assert got.primary_role == got.roles[0] == closest
+    assert got.verdict_confidence is Confidence.LOW
+
+
+def test_a_team_whose_roles_no_model_knows_gets_its_first_role(tmp_path: Path) -> None:
+    """No role fits and the role model knows none of the team's roles: the team's first."""
+    roles = tmp_path / "roles.toml"
+    roles.write_text(
+        'mode = "replace"\n'
+        '[[roles]]\nslug = "docs"\nname_zh = "文档"\nname_en = "Docs"\n'
+        'keywords = { "docstring" = 3.0 }\n'
+        '[[roles]]\nslug = "ops"\nname_zh = "运维"\nname_en = "Ops"\n'
+        'keywords = { "pager" = 3.0 }\n',
+        encoding="utf-8",
+    )
+    got = classify("杂项", "值得精读。", load_taxonomy(roles))
+    assert (got.roles, got.primary_role) == (("docs",), "docs")
     assert got.verdict_confidence is Confidence.LOW
 
 
