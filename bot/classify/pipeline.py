@@ -78,11 +78,11 @@ class Classifier:
         if self._role_filter is not None:
             proba = {r: p for r, p in proba.items() if r in self._role_filter}
         reading = self._model.proba_of(grams, squares, complex(sums[-2], sums[-1]))
-        if not by_rules.roles and not proba:  # no role fits and the model knows none of them
+        no_role = not by_rules.roles  # none fits: the closest is a guess, and the note says so
+        if no_role and not proba:  # ...and the model knows none of the roles: the first
             by_rules = replace(by_rules, roles=self.slugs[:1], primary_role=self.slugs[0])
         got = blend_verdict(blend_roles(by_rules, proba), reading)
-        if not by_rules.roles:
-            # no role fits: the closest one is a guess, and the note says so
+        if no_role:
             got = replace(got, verdict_confidence=Confidence.LOW)
         if self._audience is not None:
             attention = attend(text, self._role_model, (parts, clause_grams, totals))
