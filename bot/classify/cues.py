@@ -1,8 +1,9 @@
 """How closely to read a note: verdict cues organised by meaning, with negation and contrast.
 
 A writer says "read this closely" in many ways; what they mean falls in a few classes.
-The phrase tables (data/cues.toml) are organised by those classes and hold the synonyms a fluent
-writer uses in Chinese and English (general usage, not the wording of particular notes):
+The phrase tables (data/cues.toml) are organised by those classes and hold the ways writers
+say it in Chinese and English, each used by at least two writers of the development sets or
+an entry of a standard dictionary (the file's [dictionary]; tests/unit/test_cue_usage.py):
 
 - strong yes, read through                      -> deep
 - skim, conclusion only                         -> skim
@@ -30,7 +31,21 @@ from bot.classify.text import CLAUSE_STOP, SENTENCE_STOP, negator, squeeze
 from bot.classify.trie import ASCII_ALNUM, trie_regex
 from bot.domain import Verdict
 
-__all__ = ["SIDE_CUES", "Cue", "Meaning", "find_cues", "weak_hint"]
+__all__ = [
+    "IDIOMS",
+    "RULE_DATA",
+    "SIDE_CUES",
+    "SIDE_CUE_RE",
+    "Cue",
+    "Idiom",
+    "Meaning",
+    "edges_ok",
+    "find_cues",
+    "idiom_matches",
+    "scan",
+    "weak_hint",
+    "weak_phrases",
+]
 
 
 class Meaning(enum.StrEnum):
@@ -60,14 +75,14 @@ VERDICT_OF: dict[Meaning, Verdict] = {
 # --------------------------------------------------------------------------- lexicon
 
 # The phrase tables, by meaning, and the constructions (data/cues.toml).
-_DATA: dict[str, Any] = tomllib.loads(
+RULE_DATA: dict[str, Any] = tomllib.loads(
     (Path(__file__).with_name("data") / "cues.toml").read_text(encoding="utf-8")
 )
 LEXICON: dict[Meaning, tuple[str, ...]] = {
-    Meaning(meaning): tuple(phrases) for meaning, phrases in _DATA["lexicon"].items()
+    Meaning(meaning): tuple(phrases) for meaning, phrases in RULE_DATA["lexicon"].items()
 }
 # Weak hints, used only when a note says nothing else about reading it.
-WEAK_SKIP: tuple[str, ...] = tuple(_DATA["weak_skip"])
+WEAK_SKIP: tuple[str, ...] = tuple(RULE_DATA["weak_skip"])
 # The rules' side cues: what may tell everyone else to skip a note.
 _SIDE_KINDS = {
     "before_and_others": ("others",),
@@ -76,9 +91,11 @@ _SIDE_KINDS = {
 }
 SIDE_CUES: dict[str, tuple[str, ...]] = {
     phrase: _SIDE_KINDS[group]
-    for group, phrases in _DATA["side_cues"].items()
+    for group, phrases in RULE_DATA["side_cues"].items()
     for phrase in phrases
 }
+# The side cues, all literals, found in one pass (by the rules).
+SIDE_CUE_RE = re.compile(trie_regex(SIDE_CUES))
 CLOSED_HINT = re.compile(
     r"已关闭|未合并|已撤回|被关闭|最终关闭|\((?:closed|reverted|withdrawn)\)"
     r"|\bwithdrawn\b|\bwas closed\b|\bclosed rather than merged\b|\bnever merged\b"
@@ -118,8 +135,8 @@ _NEEDS_SUFFICIENCY = frozenset(
 # data/cues.toml). Every match of a pattern contains one of its anchors, so a pattern runs
 # only near its anchors (see `_idiom_matches`). English patterns are checked for word edges
 # after the match: a leading \b would slow the scan several times.
-_NUMBERS: dict[str, int] = _DATA["numbers"]
-_ZH_DIGITS: dict[str, int] = _DATA["zh_digits"]
+_NUMBERS: dict[str, int] = RULE_DATA["numbers"]
+_ZH_DIGITS: dict[str, int] = RULE_DATA["zh_digits"]
 
 
 def _amount(word: str) -> float:
@@ -173,7 +190,7 @@ def _rating_marker(m: re.Match[str]) -> str:
     return _RATING_MARK[_RATING_MEANING[text]]
 
 
-_RATING_MEANING: dict[str, str] = _DATA["rating_meaning"]
+_RATING_MEANING: dict[str, str] = RULE_DATA["rating_meaning"]
 # A bare "pass", "不看" that is the whole of its clause, or after "otherwise", "can".
 _BARE_LEAD = re.compile(
     r"(?:\b(?:otherwise|else|can|may|could|just|safely)\s+|(?:[.;:!?,。]|→|->)\s*)$"
@@ -201,7 +218,7 @@ _MARKED.update(
 
 
 @dataclass(frozen=True)
-class _Idiom:
+class Idiom:
     family: str
     pattern: re.Pattern[str]
     marker: str
@@ -220,8 +237,8 @@ _FAMILY_MARK = {
     "visit-skip": _VISIT + _SKIP_MARK,
 }
 # Families in order: a later family wins where matches overlap ("别只看标题" over "只看").
-_IDIOMS = tuple(
-    _Idiom(
+IDIOMS = tuple(
+    Idiom(
         family["name"],
         re.compile(pattern["regex"]),
         _FAMILY_MARK[family["verdict"]],
@@ -231,7 +248,7 @@ _IDIOMS = tuple(
         family.get("kind") == "budget",
         family.get("kind") == "bare",
     )
-    for family in _DATA["families"]
+    for family in RULE_DATA["families"]
     for pattern in family["patterns"]
 )
 
@@ -239,7 +256,7 @@ _IDIOMS = tuple(
 def _anchor_table() -> dict[str, frozenset[int]]:
     """Anchor (without spaces) -> the idioms whose matches may contain it."""
     own: dict[str, set[int]] = {}
-    for index, idiom in enumerate(_IDIOMS):
+    for index, idiom in enumerate(IDIOMS):
         for anchor in idiom.anchors:
             own.setdefault(squeeze(anchor), set()).add(index)
     return {
@@ -251,16 +268,18 @@ def _anchor_table() -> dict[str, frozenset[int]]:
 _ANCHORS = _anchor_table()
 
 
-def _idiom_matches(
-    text: str, near: dict[int, list[tuple[int, int]]], stop: int
-) -> Iterator[tuple[_Idiom, re.Match[str]]]:
+def idiom_matches(
+    text: str, near: dict[int, list[tuple[int, int]]], idioms: tuple[Idiom, ...] = ()
+) -> Iterator[tuple[Idiom, re.Match[str]]]:
     """(idiom, match) of every idiom, idiom by idiom, scanning only `near` its anchors.
 
-    `near` holds, per idiom, the text windows around its anchors in order: running a
+    `near` holds, per idiom, the text windows around its anchors in order (`scan`): running a
     pattern only there is much cheaper than running every pattern over the whole note.
+    `idioms` replaces IDIOMS (the same families compiled another way, for evaluation).
     """
+    stop = len(text)
     for index in sorted(near):
-        idiom = _IDIOMS[index]
+        idiom = (idioms or IDIOMS)[index]
         windows = near[index]
         lo, hi = windows[0]
         last = lo
@@ -297,7 +316,7 @@ _HITS: dict[str, tuple[str | None, frozenset[int]]] = {
 _WEAK_KEYS = frozenset(squeeze(p) for p in WEAK_SKIP)
 
 
-def _edges_ok(text: str, s: int, e: int) -> bool:
+def edges_ok(text: str, s: int, e: int) -> bool:
     """An ASCII phrase starts and ends at word edges ("skim" is not inside "skimmable")."""
     if text[s] in _ASCII and s > 0 and text[s - 1] in _ASCII:
         return False
@@ -307,7 +326,7 @@ def _edges_ok(text: str, s: int, e: int) -> bool:
 # Phrases and idiom anchors, found in one scan; English words that start no phrase are
 # consumed whole (dropped by the _HITS lookup), so the scan never restarts inside a word.
 _CUE_RE = re.compile(
-    trie_regex([*TERMS, *(a for idiom in _IDIOMS for a in idiom.anchors)], skip_words=True)
+    trie_regex([*TERMS, *(a for idiom in IDIOMS for a in idiom.anchors)], skip_words=True)
 )
 _WEAK_RE = re.compile(trie_regex(WEAK_SKIP))
 
@@ -349,10 +368,10 @@ def find_cues(text: str, off: frozenset[str] = frozenset()) -> list[Cue]:
     return cues
 
 
-def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
-    """Every verdict cue in `text`, weak ones included."""
-    start, stop = 0, len(text)
-    previous_end = start
+def scan(text: str) -> tuple[list[tuple[int, int, str]], dict[int, list[tuple[int, int]]]]:
+    """One pass over `text` (lower-cased, normalised): the lexicon's phrases in it (start,
+    end, phrase), and per idiom (index in IDIOMS) the windows around its anchors."""
+    stop = len(text)
     found: list[tuple[int, int, str]] = []
     hits = _HITS
     near: dict[int, list[tuple[int, int]]] = {}
@@ -369,12 +388,22 @@ def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
         s, e = m.span()
         if idioms:
             reach = T.idiom_reach if text[s] in _ASCII else T.idiom_reach_zh
-            around = (max(start, s - reach), min(stop, e + reach))
+            around = (max(0, s - reach), min(stop, e + reach))
             for index in idioms:
                 near.setdefault(index, []).append(around)
-        if phrase is not None and "phrases" not in off and _edges_ok(text, s, e):
+        if phrase is not None and edges_ok(text, s, e):
             found.append((s, e, phrase))
-    for idiom, m in _idiom_matches(text, near, stop):
+    return found, near
+
+
+def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
+    """Every verdict cue in `text`, weak ones included."""
+    start, stop = 0, len(text)
+    previous_end = start
+    found, near = scan(text)
+    if "phrases" in off:
+        found = []
+    for idiom, m in idiom_matches(text, near):
         if idiom.family in off:
             continue
         a, b = m.span()
@@ -387,7 +416,7 @@ def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
             # the writer's own time ("我看了十分钟", "I read it in half an hour") is a visit
             own = _SELF.search(text, _clause_start(text, start, a), a) is not None
             marker = (_VISIT if own else _BUDGET_MARK) + _budget_marker(m)
-        elif idiom.edged and not _edges_ok(text, a, b):
+        elif idiom.edged and not edges_ok(text, a, b):
             continue
         if idiom.bare and not (
             not text[start:a].strip()
@@ -579,16 +608,21 @@ def _said_beside(text: str, weak: Cue, cues: list[Cue]) -> bool:
     return any(begin <= c.start < end and not c.weak for c in cues)
 
 
+def weak_phrases(title: str, text: str) -> Iterator[str]:
+    """The weak hints ([weak_skip]) in a normalised, lower-cased title and paragraph."""
+    for t in (title, text):
+        for m in _WEAK_RE.finditer(t):
+            key = squeeze(m.group())
+            if key in _WEAK_KEYS and edges_ok(t, m.start(), m.end()):
+                yield key
+
+
 def weak_hint(title: str, text: str) -> tuple[Verdict, bool] | None:
     """The verdict hinted by a note that states none: (verdict, found), or None."""
     both = title + "\n" + text
     if any(a in both for a in _CLOSED_ANCHORS) and CLOSED_HINT.search(both):
         return Verdict.SKIP, True
-    if any(
-        squeeze(m.group()) in _WEAK_KEYS and _edges_ok(t, m.start(), m.end())
-        for t in (title, text)
-        for m in _WEAK_RE.finditer(t)
-    ):
+    if any(weak_phrases(title, text)):
         return Verdict.SKIP, True
     if any(a in both for a in _OPEN_ANCHORS) and OPEN_HINT.search(both):
         return Verdict.SKIM, True

@@ -167,8 +167,8 @@ def blend_roles(
     drop_min = keep_min if max(proba.values(), default=0.0) >= add_min else 0.0
     added = sorted(filter(joins, proba), key=lambda r: (-proba[r], r))
     roles = tuple([r for r in rules.roles if stays(r)] + added)
-    if not roles:
-        roles = (max(rules.roles, key=lambda r: proba.get(r, 0.0)),)
+    if not roles:  # the rules' role the model likes best; none: the model's closest
+        roles = (max(rules.roles or sorted(proba), key=lambda r: proba.get(r, 0.0)),)
     if roles == rules.roles:
         return rules
     return replace(rules, roles=roles, primary_role=roles[0])

@@ -2,15 +2,39 @@
 
 Everything here is pure and deterministic. `Rules` are compiled once per `Taxonomy`: all
 keywords and audience phrases of every role go into one prefix-trie regex, so a note is
-scanned once rather than once per keyword.
+scanned once rather than once per keyword. The constructions that say whom a statement
+speaks to are data (data/cues.toml, [audiences.*]; bot/classify/constructions.py).
+
+`Rules.classify` reads a note in stages, each a method of its own:
+
+1. `_find_audiences`: whom each verdict cue speaks to (everyone, named roles, readers no
+   role claims, everyone else);
+2. `_named_verdicts`: what each named group is told;
+3. `_deciding_statement`: the statement that decides the main verdict, and its sentence;
+4. `_role_scores`: keyword evidence for each role (the verdict sentence counts more);
+5. `_others_verdict`: what everyone else is told, in a cue or a plain statement;
+6. `_main_verdict`: the main verdict and how sure the rules are of it;
+7. `_choose_roles`: the note's roles;
+8. `_audience_verdicts`: the verdict of each role the note speaks to apart.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import dataclass, field
 
-from bot.classify.cues import EVEN, HEDGE, SIDE_CUES, Cue, Meaning, find_cues, weak_hint
+from bot.classify.constructions import CONSTRUCTIONS, Constructions
+from bot.classify.cues import (
+    EVEN,
+    HEDGE,
+    SIDE_CUE_RE,
+    SIDE_CUES,
+    Cue,
+    Meaning,
+    find_cues,
+    weak_hint,
+)
 from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import (
@@ -29,7 +53,6 @@ __all__ = ["Rules"]
 
 # --------------------------------------------------------------------------- tuning
 
-FALLBACK_ROLE = "models"
 # "image" in a sentence about builds and releases is a container image: its evidence goes
 # to this role when the sentence has another word of that role's and none of multimodal's,
 # or when a platform's name comes right before it ("the ROCm image").
@@ -38,212 +61,10 @@ PLATFORM_ROLE = "hardware"
 _IMAGE_KEYS = frozenset(("image", "images"))
 _CONTAINER_KEY = "image@container"
 
-# --------------------------------------------------------------------------- audiences
-
-
-def _words(words: str, tail: str = "") -> str:
-    """`\\b(?:words)tail` as alternatives that each start with a letter ("f(?<!\\wf)olks"), so
-    that a search skips ahead by first letters instead of trying every position."""
-    return "|".join(rf"{w[0]}(?<!\w{w[0]}){w[1:]}{tail}" for w in words.split("|"))
-
-
-# A group of readers named by what they do: "做量化的同学", "KV 缓存方向的工程师",
-# "whoever owns the Dockerfile", "kernel authors", "if you maintain chat templates".
-# A people noun, and the few words before it that say what those people work on.
-_PEOPLE = re.compile(
-    r"同学|同事|工程师|开发者|开发人员|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方"
-    r"|那边|这边|侧|值班|轮值|组(?<![这那一两二三几每各分同本该此哪整]组)"
-    r"(?=[^\u4e00-\u9fff]|[的需要应该得请建可只看读浏扫了知不无也都和与就先重]|$)"
-    r"|方向(?<![这那个该此哪新大]方向)(?:的)?(?=[^\u4e00-\u9fff]|[需要应该得请建可只看读]|$)"
-    r"|"
-    + _words("folks|people|maintainers?|owners?|authors?|developers?|devs|engineers?|users?", r"\b")
-    + "|"
-    + _words("teams?|crowd|reviewers?|contributors?|side|readers|camp|crew|squad|folk", r"\b")
-    + "|"
-    + _words("porters?|rotation|on-call", r"\b")
-    + r"|g(?<!\wg)roups?(?=\s*(?:[,:]|(?:should|can|could|may|might|must|need|needs|only|will|would"
-    r"|just|is|are|gets?|has|have)\b))"
-)
-# A group named only by its work, the noun left out: "写 kernel 的看一眼", "管镜像的不用看".
-# It is the subject of its clause, so it opens it.
-_WORKERS_ZH = re.compile(
-    r"\s*(?:而|但|但是|则|那|至于|对于?|给)?\s*"
-    r"(?:(?:做|写|管|搞|接|跑|负责|维护|碰|改|弄|玩|从事|研究|盯)(?![者人])[^,。;:!?的]{1,16}的"
-    r"(?![\u4e00-\u9fff]{0,2}(?:改动|代码|部分|逻辑|地方|问题|话|时候|文件|实现|东西|内容|事|结果|数据"
-    r"|方式|思路|版本|工作|测试))"
-    r"\s*(?:和|与|以及|及|、|跟|或|还有)?\s*)+"
-)
-# Any relative clause or participle: "those who bring up new architectures", "people wiring
-# image inputs", "whoever babysits the Docker build" (readers only when it names a role's work).
-_WORKERS_EN = re.compile(
-    r"\b(?:whoever|(?:anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who|that)\b"
-    r"|(?:anyone|anybody|those|people|someone|folks|readers)\s+(?=[a-z]+ing\b))\s*[^;:,.]{1,60}"
-)
-_PEOPLE_LEAD_EN = re.compile(r"(?:[\w./+-]+\s+){0,4}$")  # words
-_AUDIENCE_ANCHORS = (
-    ("对", "给"),
-    ("for",),
-    ("whoever", "anyone", "anybody", "everyone", "those", "people", "someone", "folks", "readers"),
-    ("you",),
-)
-_AUDIENCE = tuple(
-    zip(
-        _AUDIENCE_ANCHORS,
-        (
-            re.compile(p)
-            for p in (
-                r"(?:对于|对|给)[^,;:。!?]{1,30}?(?:来说|而言)",
-                r"\bfor\s+[^;:,.()]{1,60}",
-                r"\b(?:whoever|anyone|anybody|everyone|those|people|someone|folks|readers)\s+(?:who\s+)?"
-                r"(?:\w+\s+){0,2}?(?:owns?|maintains?|maintaining|works?\s+on|working\s+on"
-                r"|touch(?:es|ing)?|runs?|running|cares?\s+about|deploys?|deploying|uses?|using|ships?"
-                r"|shipping|writes?|writing|adds?|adding|debug(?:s|ging)?|tracks?|tracking|publish(?:es|ing)?"
-                r"|packag(?:es?|ing)|builds?|building|operates?|operating|brings?\s+up|bringing\s+up"
-                r"|wir(?:es?|ing)|keeps?|keeping|pins?|pinning|expos(?:es?|ing)|handles?|handling|ports?"
-                r"|porting|tunes?|tuning|cuts?|cutting)\s+[^;:,.]{1,60}",
-                r"\b(?:if|unless)\s+you\s+(?:\w+\s+){0,2}?(?:own|maintain|work\s+on|touch|care\s+about"
-                r"|run|deploy|use|ship|write|add|debug|track|integrate|publish|package|build|operate)"
-                r"\s+[^;:,.]{1,60}",
-            )
-        ),
-        strict=True,
-    )
-)
-
-# Everyone else, as a noun phrase: "the rest of the org", "everybody else", "other AMD
-# folks", "其余人", "别的组", "剩下的同学".
-_OTHERS_EN = (
-    r"(?:the\s+)?rest(?:\s+of\s+(?:us|you|them|(?:the|this|our)\s+(?:team|org|organi[sz]ation"
-    r"|project|group|world|crowd|readership|company|channel)))?"
-    r"|(?:everyone|everybody|anyone|anybody)\s+else|(?:all\s+)?others"
-    r"|other\s+(?:[\w-]+\s+)?(?:readers|folks|people|teams|groups|engineers|maintainers|owners|devs)"
-    r"|most\s+(?:readers|people|folks|of\s+us|of\s+you)"
-    r"|(?:readers|people|folks|anyone|anybody|everyone|everybody)\s+(?:outside|beyond)\s+"
-    r"(?:the\s+)?[\w-]+(?:\s+(?:folks|people|side|world|crowd))?"
-)
-_OTHERS_ZH = (
-    r"(?:其余|其他|其它|别的|剩下的?|剩余的?|另外的?)(?:所有|的|各)?"
-    r"(?:人|读者|同学|同事|组|团队|方向|朋友|工程师|开发者)"
-    r"|大多数人|大部分人|多数人|旁人"
-    r"|除(?:了|此)?[^,。;:]{0,16}?(?:以外|之外)的?(?:人|同学|读者|所有人|其他人)?"
-)
-# Everyone except a group: "除了维护 Neuron 的人以外", "与此平台无关的人", "nobody outside ROCm".
-_EXCEPT = (
-    r"除(?:了|此)?[^,。;:]{0,16}?(?:以外|之外)|与[^,。;:]{1,16}?(?:无关|没关系)的"
-    r"|\b(?:readers|people|folks|anyone|anybody|everyone|everybody|nobody|no\s+one)\s+"
-    r"(?:outside|beyond)\b"
-)
-_OTHERS_AFTER = re.compile(
-    r"\s*(?:(?:for|to)\s+)?(?:anyone|everyone|everybody|anybody)\s+else\b|\s*(?:for|to)\s+(?:the\s+rest"
-    r"|others|other\s+readers|most\s+readers|most\s+people)\b"
-)
-# A clause that only names everyone else, before the clause that tells them what to do:
-# "Everyone else: ...", "for the rest of you, ...", "Rest → ...", "其他人呢?", "至于其余的人,".
-_FRONTED_OTHERS = re.compile(
-    rf"\s*(?:and\s+|but\s+|while\s+|而|但|但是|不过)?(?:(?:for|to|as\s+for)\s+)?(?:{_OTHERS_EN})"
-    r"\s*(?:[,:?]|→|->)\s*"
-    rf"|\s*(?:而|但|但是|不过)?(?:对于?|至于)?(?:{_OTHERS_ZH})(?:来说|而言|呢)?\s*(?:[,:?]|→|->)\s*"
-    # a condition that leaves the note's readers out: "if you don't work on X,", "除非…,"
-    r"|\s*(?:but\s+)?(?:if\s+you\s+(?:don't|do\s+not)|unless\s+you|outside(?:\s+of)?)\b[^.;,]{1,50}\s*,\s*"
-    r"|\s*(?:如果(?:你)?不|除非|除了)[^,。;]{1,20}(?:的话|以外|之外)?\s*,\s*"
-)
-# A statement about everyone else that opens its clause ("the rest of the org has nothing
-# to act on", "对其余人来说完全无感"): with no verdict cue it still sets them apart.
-_OTHERS_OPENING = re.compile(
-    rf"\s*(?:and\s+|but\s+|while\s+|而|但|但是|不过)?(?:(?:for|to|as\s+for)\s+)?(?:{_OTHERS_EN})\b"
-    rf"|\s*(?:而|但|但是|不过)?(?:对于?|至于)?(?:{_OTHERS_ZH})"
-)
-# A short heading that names readers before the statement meant for them: "Spec-decode:",
-# "Quant →", "KV 组:" (at most four words or twelve characters).
-_LABEL = re.compile(
-    r"\s*(?:[\w./+-]+\s+){0,3}[\w./+-]+\s*(?::|→|->)\s*|\s*[^\s,;:。!?]{1,12}\s*(?::|→|->)\s*"
-)
-# A part said to be enough, in a clause with no verdict cue: "看看形状限制就行", "summary
-# level", "can get by with the outline".
-_LIMITED = re.compile(
-    r"(?:看|读|瞄|扫|了解|知道|留意|关注|关心|在意|有数|浏览|翻|明白|清楚|懂)[^,。;:!?]{0,30}?"
-    r"(?<!不)(?:即可|就够|就行|就好|足矣|便可)"
-    r"|"
-    + _words("get", r"\s+by\s+with\b")
-    + "|"
-    + _words("summary", r"[\s-]level\b")
-    + "|"
-    + _words("headline|title|gist|summary", r"\s+only\b")
-    + "|"
-    + _words(
-        "only|just",
-        r"\s+needs?\s+(?:the\b|to\s+(?:know|see|read|look|check|skim|understand|glance"
-        r"|remember|be\s+aware))",
-    )
-)
-# What is enough for everyone else: a skim of that much.
-_ENOUGH = re.compile(
-    r"(?<!不)(?:就够|便足够|足够了)"
-    r"|\b(?:is|are)\s+(?:enough|plenty|sufficient|all\s+(?:you|they)\s+need)\b"
-)
-_OTHERS_OPENER_HINT = re.compile(r"其|别|剩|另|大|多数|旁|rest|else|other|most")
-_BARE_GROUP = re.compile(
-    r"\s*(?:and\s+|but\s+|while\s+)?(?:the\s+)?([a-z][\w-]*(?:\s*(?:and|&|/)\s*[a-z][\w-]*)?)\s+"
-    r"(?:only|just|has|have|can|could|should|must|may|might|will|needs?|gets?)\b"
-)
-_GROUP_WORD_SPLIT = re.compile(r"[\s/-]+")
-_LABEL_SPLIT = re.compile(r"\s*(?:/|&|\+|、|和|与|\band\b)\s*")
-# Named readers and everyone else addressed together: "model authors and everyone else,
-# move along", "写模型的同学和其他人都不必看".
-_AND_OTHERS = re.compile(
-    r"\b(?:and|or|as\s+well\s+as|plus)\s+(?:everyone|everybody|anyone|anybody)\s+else\b"
-    r"|\band\s+(?:the\s+rest(?:\s+of\s+(?:us|you))?|all\s+others|other\s+readers)\b"
-    r"|(?:和|与|以及|及)(?:其他人|其余的人|其他读者|其余读者|其他同学|别的人|大家)"
-)
 # What may precede "其余读者", "everyone else" in its clause.
 _SUBJECT_LEAD = frozenset(
     {"", "而", "但", "但是", "不过", "对", "对于", "至于", "其中"}
     | {"and", "but", "while", "for", "whereas"}
-)
-_AUDIENCE_HINT = re.compile(
-    r"同学|同事|工程师|开发|维护者|负责人|读者|用户|团队|小组|人员|作者|朋友|的人|一方|那边|这边|侧"
-    r"|组|方向|的"
-    r"|来说|而言|f(?<!\wf)or\b|folks|people|maintainer|owner|author|develop|devs|engineer|user"
-    r"|team|crowd|reviewer|contributor|expert|side|whoever|anyone|anybody|everyone|those|someone"
-    r"|readers|i(?<!\wi)f you|unless you|group|camp|crew|squad|rotation|on-call|值班|轮值"
-)
-
-# Negative and side cues (data/cues.toml, [side_cues]), all literals, found in one pass.
-_AUX_RE = re.compile(trie_regex(SIDE_CUES))
-# The subject just before an "others" cue: "其余读者", "普通模型工程师", "everyone else".
-_OTHERS_SUBJECT = re.compile(
-    r"(?:其余|其他|其它|别的|剩下的|普通|一般|大多数|大部分|多数|再往外|非[^,。;]{1,12}?的"
-    r"|不(?:做|负责|维护|关注|关心|从事|用|碰|写|管|搞|跑)[^,。;]{1,12}?的)[^,。;]{0,20}$"
-    r"|\b(?:everyone|everybody|anyone|nobody|no\s+one|no-one)\s+else\b[^.;]{0,20}$"
-    rf"|{_EXCEPT}[^.;]{{0,30}}$"
-    r"|(?:\botherwise\b|否则)[^.;]{0,20}$"
-    r"|\b(?:most|non-[a-z0-9]+)\s+(?:readers|people|engineers|users|folks)\b[^.;]{0,20}$"
-    r"|\b(?:anyone|everyone|those)\s+(?:not|who\s+(?:doesn't|does\s+not|don't|do\s+not))\b"
-    r"[^.;]{0,40}$"
-    r"|\b(?:other\s+(?:[\w-]+\s+)?(?:readers|engineers|folks|people|teams|groups|devs"
-    r"|maintainers|owners)|others"
-    r"|the\s+rest(?:\s+of\s+(?:you|us|them|the\s+(?:team|org|project|group|world|company)))?)"
-    r"(?:\s+(?:can|may|should|could)(?:\s+(?:just|safely|probably))?"
-    r"|,?\s+(?:it's|it\s+is|this\s+is|that's|that\s+is)|(?:\s+[\w']+){1,3}?)?\s*$"
-)
-# "Everyone but X" as the subject of a skip cue: X is not being told to skip.
-_EXCEPT_SUBJECT = re.compile(
-    r"(?:非|不(?:做|负责|维护|关注|关心|从事))[^,。;]{1,12}?的[^,。;]{0,20}$"
-    r"|\bnon-[a-z0-9]+\s+(?:readers|people|engineers|users|folks)\b[^.;]{0,20}$"
-    r"|\b(?:anyone|everyone|those)\s+(?:not|who\s+(?:doesn't|does\s+not|don't|do\s+not))\b"
-    r"[^.;]{0,40}$"
-    rf"|{_EXCEPT}[^.;]{{0,30}}$"
-)
-# Cheap pre-check for an _OTHERS_SUBJECT before scanning every verdict cue of a note.
-_OTHERS_HINT = re.compile(
-    r"其余|其他|其它|别的|剩下|普通|一般|多数|大部分|不做|不负责|不维护|不关|不从事|非|否则|再往外"
-    r"|else|other|rest|most|non-|anyone|everyone|those|otherwise|除|与|outside|beyond"
-)
-# A subject that names people ("其余读者", "others"), not other parts of the PR ("其余改动").
-_READER_NOUN = re.compile(
-    r"^(?:非|不|除|与)|outside|beyond|otherwise|否则|读者|人|同学|工程师|开发者|用户|团队|方向|组|else|others|rest"
-    r"|readers|people"
-    r"|folks|teams|groups|devs|maintainers|owners"
 )
 
 
@@ -279,32 +100,99 @@ _Info = tuple[tuple[tuple[int, float], ...], bool, bool]
 _Hit = tuple[int, str, tuple[tuple[int, float], ...]]
 
 
+@dataclass(frozen=True)
+class _Note:
+    """A note as the stages read it: its normalised, lower-cased title and paragraph, where
+    the paragraph's clauses and sentences start, and its verdict cues."""
+
+    title_text: str
+    text: str
+    clause_starts: list[int]
+    sentence_starts: list[int]
+    cues: list[Cue]
+
+    def sentence_of(self, offset: int) -> int:
+        """The index of the sentence holding `offset`."""
+        return bisect.bisect_right(self.sentence_starts, offset) - 1
+
+    def sentence(self, index: int) -> tuple[int, int]:
+        """(start, end) of sentence `index`."""
+        return segment(self.sentence_starts, len(self.text), index)
+
+
+@dataclass
+class _Audiences:
+    """Stage 1: the verdict cues by whom they speak to."""
+
+    general: list[Cue] = field(default_factory=list)  # every reader
+    unknown: list[Cue] = field(default_factory=list)  # readers no role claims
+    named: list[tuple[Cue, frozenset[int]]] = field(default_factory=list)  # named roles
+    others: Cue | None = None  # the first cue for everyone else
+    excepted: set[int] = field(default_factory=set)  # "skip unless you own X": X's roles
+
+
+@dataclass(frozen=True)
+class _Told:
+    """Stage 2: what each named group is told."""
+
+    verdicts: dict[int, Verdict]  # by role index
+    positive: dict[int, Verdict]  # the groups told to read it (skim or deep)
+    positive_unknown: list[Cue]  # readers no role claims told to read it
+    excepted: frozenset[int]  # groups a skip for everyone else leaves out
+
+
+@dataclass(frozen=True)
+class _Deciding:
+    """Stage 3: the statement that decides the main verdict."""
+
+    general: list[Cue]  # the cues for every reader (or for readers no role claims)
+    verdict: Verdict | None  # theirs, when they decide; None when named groups do
+    sentence: int  # the sentence that carries the verdict (-1: none)
+
+
+def _named_verdicts(audiences: _Audiences) -> _Told:
+    """Stage 2: each named group's verdict: its first cue's, except that a softened skip
+    ("不必精读") followed by a skim ("快速浏览即可") is a skim."""
+    verdicts: dict[int, Verdict] = {}
+    softened: set[int] = set()
+    for cue, who in audiences.named:
+        for index in who:
+            if index not in verdicts:
+                verdicts[index] = cue.verdict
+                if cue.soft:
+                    softened.add(index)
+            elif index in softened and cue.verdict is Verdict.SKIM:
+                verdicts[index] = Verdict.SKIM  # "不必精读，快速浏览即可"
+                softened.discard(index)
+    return _Told(
+        verdicts,
+        {i: v for i, v in verdicts.items() if v is not Verdict.SKIP},
+        [c for c in audiences.unknown if c.verdict is not Verdict.SKIP],
+        frozenset(audiences.excepted),
+    )
+
+
 class Rules:
     """A taxonomy's rules, compiled once: keyword evidence, audiences, verdict statements."""
 
-    def __init__(self, taxonomy: Taxonomy, off: frozenset[str] = frozenset()) -> None:
-        """`off`: rule families left out (FAMILIES; for the ablation bench)."""
+    def __init__(
+        self,
+        taxonomy: Taxonomy,
+        off: frozenset[str] = frozenset(),
+        constructions: Constructions = CONSTRUCTIONS,
+    ) -> None:
+        """`off`: rule families left out (FAMILIES; for the ablation bench);
+        `constructions`: the audience constructions (the data file's, compiled)."""
         self.slugs = taxonomy.slugs
         self._off = off
-        self._fallback = FALLBACK_ROLE if FALLBACK_ROLE in self.slugs else self.slugs[0]
-        # term key -> ((role index, weight), ...), plus per-key boundary rules
-        table: dict[str, dict[int, float]] = {}
-        prefix_keys: set[str] = set()
-        terms: set[str] = set()
-
-        def add(raw: str, index: int, weight: float) -> None:
-            term = normalise(raw).lower().strip()
-            is_prefix = term.endswith("*")
-            term = term.rstrip("*").strip()
-            if not term:
-                return
-            key = squeeze(term)
-            if is_prefix:
-                prefix_keys.add(key)
-            terms.add(" ".join(term.split()))
-            slot = table.setdefault(key, {})
-            slot[index] = max(slot.get(index, 0.0), weight)
-
+        self._c = c = constructions
+        # readers named with a preposition or a condition, each tried near its anchors
+        self._addressed = (
+            (c.addressed_zh_anchors, c.addressed_zh),
+            (c.addressed_for_anchors, c.addressed_for),
+            (c.addressed_who_anchors, c.addressed_who),
+            (c.addressed_if_you_anchors, c.addressed_if_you),
+        )
         # a role's names ("spec-decode", "quant", "前端"): a heading of these names readers
         self._group_names: dict[str, int] = {}
         for index, role in enumerate(taxonomy.roles):
@@ -312,11 +200,7 @@ class Rules:
                 self._group_names.setdefault(squeeze(normalise(name).lower()), index)
         zh_names = sorted((n for n in self._group_names if not n.isascii()), key=len, reverse=True)
         self._zh_group_name = re.compile(f"(?:{'|'.join(map(re.escape, zh_names))})$")
-        for index, role in enumerate(taxonomy.roles):
-            for term, weight in role.keywords.items():
-                add(term, index, weight)
-            for phrase in () if "audience-phrases" in off else role.audience:
-                add(phrase, index, T.audience_weight)
+        table, prefix_keys, terms = _keyword_table(taxonomy, "audience-phrases" not in off)
         self._table: dict[str, tuple[tuple[int, float], ...]] = {
             k: tuple(sorted(v.items())) for k, v in table.items()
         }
@@ -400,25 +284,25 @@ class Rules:
         """Roles named as readers in `span` ("做量化的同学", "whoever owns the Dockerfile"),
         and whether it names readers at all."""
         # a group's bare name as the subject: "Frontend only has to note ...", "quant can skim"
-        bare = _BARE_GROUP.match(span) if span.isascii() else None
+        bare = self._c.bare_group.match(span) if span.isascii() else None
         found: dict[int, float] = (
-            dict.fromkeys(self._label_roles(bare.group(1)), T.span_min) if bare else {}
+            dict.fromkeys(self._label_roles(bare.group("group")), T.span_min) if bare else {}
         )
-        if not _AUDIENCE_HINT.search(span):
+        if not self._c.reader_words.search(span):
             return frozenset(found), bool(found)
         named = [
             m.group()
-            for anchors, pattern in _AUDIENCE
-            if any(map(span.__contains__, anchors))
+            for anchors, pattern in self._addressed
+            if anchors.search(span)
             for m in pattern.finditer(span)
         ]
-        for m in _PEOPLE.finditer(span):
+        for m in self._c.people.finditer(span):
             s = m.start()
             if m.group()[0] in _ASCII_ALNUM:
-                lead = _PEOPLE_LEAD_EN.search(span, max(0, s - T.people_lead_en), s)
+                lead = self._c.people_lead_en.search(span, max(0, s - T.people_lead_en), s)
                 named.append(span[lead.start() if lead else s : m.end()])
                 tail = span[max(0, s - T.group_name_lookback) : s].split()
-                before = _GROUP_WORD_SPLIT.split(tail[-1]) if tail else []
+                before = self._c.group_word_split.split(tail[-1]) if tail else []
             else:
                 named.append(span[max(0, s - T.people_lead_zh) : m.end()])
                 before = [span[max(0, s - T.group_name_lookback_zh) : s].rstrip(" 的")]
@@ -429,10 +313,10 @@ class Rules:
                     found[index] = T.span_min
         readers = bool(named)
         # the work alone names readers only when it names a role's work
-        workers = _WORKERS_ZH.match(span)
+        workers = self._c.workers_zh.match(span)
         if workers is not None:
             named.append(workers.group())
-        named.extend(m.group() for m in _WORKERS_EN.finditer(span))
+        named.extend(m.group() for m in self._c.workers_en.finditer(span))
         for words in named:
             for index, value in self._span_roles(words).items():
                 found[index] = max(found.get(index, 0.0), value)
@@ -452,39 +336,22 @@ class Rules:
             # "even ROCm maintainers only need the takeaway", "管镜像的同学也不必点开":
             # said of the closest readers, so said to everyone (as the audience model reads it)
             return None
-        lo = max(c_start, cue.start - T.subject_lookback)
-        subject = (
-            _OTHERS_SUBJECT.search(text, lo, cue.start)
-            if "everyone-else" not in off and _OTHERS_HINT.search(text, lo, cue.start)
-            else None
-        )
-        if (
-            subject is not None
-            and _READER_NOUN.search(subject.group())
-            and text[c_start : subject.start()].strip(" ,") in _SUBJECT_LEAD
-        ):
+        if "everyone-else" not in off and self._for_everyone_else(text, cue, starts, ci):
             return "others"
-        if "everyone-else" not in off and _OTHERS_AFTER.match(text, cue.end, c_end):
-            return "others"  # "nothing new for anyone else"
-        if ci > 0 and "everyone-else" not in off:
-            # "for the rest of us, there is nothing here", "对其他人来说，没什么可看"
-            p_start = segment(starts, len(text), ci - 1)[0]
-            if _FRONTED_OTHERS.fullmatch(text, p_start, c_start):
-                return "others"
         if "named-groups" in off:
             return None
         clause = text[c_start:c_end]
-        if not _PEOPLE.search(clause):
+        if not self._c.people.search(clause):
             # a heading names the readers of a statement with no people of its own, whatever
             # topic it mentions ("Model folks: skim the loading part for the MTP layers")
-            heading = _heading(text, starts, ci)
+            heading = self._heading(text, starts, ci)
             named = self._heading_roles(text[heading[0] : heading[1]]) if heading else None
             if named:
                 return named
         roles, readers = self._audience_roles(clause)
         if not roles and readers:
             # readers named in words no role claims, unless a heading names them
-            heading = _heading(text, starts, ci)
+            heading = self._heading(text, starts, ci)
             roles = self._heading_roles(text[heading[0] : heading[1]]) if heading else roles
             return roles or "unknown"
         if not roles and ci > 0:
@@ -497,17 +364,50 @@ class Rules:
                 c.verdict is cue.verdict for c in cues if p_start <= c.start < p_end
             ):
                 roles = self._audience_roles(text[p_start:p_end])[0]
-                if not roles and _LABEL.fullmatch(text, p_start, p_end):
+                if not roles and self._c.label.fullmatch(text, p_start, p_end):
                     # "Spec-decode: read it", "Quant → skim": a heading names the readers
                     roles = self._label_roles(text[p_start:p_end])
         if not roles:
             # a heading speaks for its whole sentence: "API folks: nothing for you, skip"
-            heading = _heading(text, starts, ci)
+            heading = self._heading(text, starts, ci)
             if heading is not None:
-                if "everyone-else" not in off and _FRONTED_OTHERS.fullmatch(text, *heading):
+                if "everyone-else" not in off and self._c.fronted_others.fullmatch(text, *heading):
                     return "others"
                 roles = self._heading_roles(text[heading[0] : heading[1]])
         return roles or None
+
+    def _for_everyone_else(self, text: str, cue: Cue, starts: list[int], ci: int) -> bool:
+        """Does a cue in clause `ci` speak to everyone else: its subject is them ("其余读者
+        可略过"), or the clause before names only them ("for the rest of us, there is nothing
+        here", "对其他人来说，没什么可看")?"""
+        c = self._c
+        c_start = starts[ci]
+        lo = max(c_start, cue.start - T.subject_lookback)
+        subject = (
+            c.others_subject.search(text, lo, cue.start)
+            if c.others_subject_anchors.search(text, lo, cue.start)
+            else None
+        )
+        if (
+            subject is not None
+            and c.reader_noun.search(subject.group())
+            and text[c_start : subject.start()].strip(" ,") in _SUBJECT_LEAD
+        ):
+            return True
+        return ci > 0 and bool(
+            c.fronted_others.fullmatch(text, segment(starts, len(text), ci - 1)[0], c_start)
+        )
+
+    def _heading(self, text: str, starts: list[int], index: int) -> tuple[int, int] | None:
+        """The span of the nearest heading ("Kernel people:", "Rest →") before clause `index`
+        in its sentence, if there is one."""
+        j = index
+        while j > 0 and not SENTENCE_END.search(text, starts[j] - 1, starts[j]):
+            j -= 1  # the nearest heading before clause `index` in its sentence
+            span = segment(starts, len(text), j)
+            if self._c.label.fullmatch(text, *span):
+                return span
+        return None
 
     def _group_name_at_end(self, word: str) -> int | None:
         """The role whose name `word` is (English) or ends with (Chinese)."""
@@ -524,7 +424,7 @@ class Rules:
 
     def _label_roles(self, label: str) -> frozenset[int]:
         """Roles a heading names by their group names ("Spec-decode:", "Quant / MoE →")."""
-        words = _LABEL_SPLIT.split(label.strip(" :→->"))
+        words = self._c.label_split.split(label.strip(" :→->"))
         found = [self._group_names.get(squeeze(w)) for w in words if w.strip()]
         if not found or None in found:
             return frozenset()
@@ -536,13 +436,13 @@ class Rules:
         """Groups told that a part is enough, in words no cue holds: "写 kernel 的看看形状限制
         就行", "kernel owners: summary level" (a skim for them)."""
         out: list[tuple[Cue, frozenset[int]]] = []
-        for m in _LIMITED.finditer(text):
+        for m in self._c.limited.finditer(text):
             ci = bisect.bisect_right(starts, m.start()) - 1
             c_start, c_end = segment(starts, len(text), ci)
             if any(c_start <= c.start < c_end for c in cues):
                 continue
             roles = self._audience_roles(text[c_start:c_end])[0]
-            heading = _heading(text, starts, ci) if not roles else None
+            heading = self._heading(text, starts, ci) if not roles else None
             if heading is not None:
                 roles = self._heading_roles(text[heading[0] : heading[1]])
             if roles:
@@ -565,113 +465,134 @@ class Rules:
         """The classification by the rules of a normalised, lower-cased title (`title_text`)
         and of a paragraph already stripped (`display`) and normalised, lower-cased (`text`):
         the models read the same text."""
-        n_roles = len(self.slugs)
-
         # every sentence cut is a clause cut: the sentences start after those that end one
         clause_starts = bounds(CLAUSE_CUT, text)
-        sentence_starts = [s for s in clause_starts if not s or text[s - 1] in _SENTENCE_CUTS]
+        note = _Note(
+            title_text,
+            text,
+            clause_starts,
+            [s for s in clause_starts if not s or text[s - 1] in _SENTENCE_CUTS],
+            list(find_cues(text, self._off)),
+        )
+        audiences = self._find_audiences(note)
+        told = _named_verdicts(audiences)
+        deciding = self._deciding_statement(note, audiences, told)
+        scores = self._role_scores(note, deciding.sentence)
+        others_verdict = self._others_verdict(note, audiences, told, deciding)
+        verdict, confidence = self._main_verdict(note, deciding, told, others_verdict)
+        roles, verdict, confidence = self._choose_roles(
+            scores, told, others_verdict, deciding, verdict, confidence
+        )
+        return Classification(
+            roles=tuple(roles),
+            primary_role=roles[0] if roles else "",
+            verdict=verdict,
+            role_verdicts=self._audience_verdicts(roles, told, others_verdict),
+            excerpt=_excerpt(display, text, note.sentence_starts, deciding.sentence),
+            verdict_confidence=confidence,
+        )
 
-        def sentence_of(offset: int) -> int:
-            return bisect.bisect_right(sentence_starts, offset) - 1
-
-        # ---- verdict statements: general, for named readers, for everyone else
-        off = self._off
-        cues = list(find_cues(text, off))
-        general: list[Cue] = []
-        unknown: list[Cue] = []  # addressed to readers no role claims
-        named_cues: list[tuple[Cue, frozenset[int]]] = []
-        others_cue: Cue | None = None
+    def _find_audiences(self, note: _Note) -> _Audiences:
+        """Stage 1: whom each verdict cue speaks to: every reader, named roles ("做量化的同学不必
+        看", "kernel authors should read it closely"), readers no role claims, everyone else."""
+        text, cues, off = note.text, note.cues, self._off
+        found = _Audiences()
         for cue in cues:
-            who = self._cue_audience(text, cue, cues, clause_starts)
+            who = self._cue_audience(text, cue, cues, note.clause_starts)
+            if cue.verdict is Verdict.SKIP and "everyone-else" not in off:
+                # "skip unless you own X": said to everyone but X, whoever else it names
+                excepted = self._excepted(note, cue)
+                if excepted and (
+                    who is None
+                    or who == "others"
+                    or (isinstance(who, frozenset) and who <= excepted)
+                ):
+                    found.excepted |= excepted
+                    who = "others"
             if who is None:
-                general.append(cue)
+                found.general.append(cue)
             elif who == "others":
-                if others_cue is None:
-                    others_cue = cue
+                if found.others is None:
+                    found.others = cue
             elif isinstance(who, frozenset):
-                named_cues.append((cue, who))
-                lead = text[
-                    max(
-                        sentence_starts[sentence_of(cue.start)], cue.start - T.cue_lookback
-                    ) : cue.start
-                ]
-                if others_cue is None and "everyone-else" not in off and _AND_OTHERS.search(lead):
-                    others_cue = cue
+                found.named.append((cue, who))
+                sentence = note.sentence_starts[note.sentence_of(cue.start)]
+                lead = text[max(sentence, cue.start - T.cue_lookback) : cue.start]
+                if (
+                    found.others is None
+                    and "everyone-else" not in off
+                    and self._c.and_others.search(lead)
+                ):
+                    found.others = cue  # "model authors and everyone else, move along"
             else:
-                unknown.append(cue)
-        if (named_cues or others_cue is not None) and "limited" not in off:
-            named_cues += self._limited_statements(text, cues, clause_starts)
-        # ---- named readers: "做量化的同学不必看", "kernel authors should read it closely"
-        named_verdicts: dict[int, Verdict] = {}
-        softened: set[int] = set()
-        for cue, who in named_cues:
-            for index in who:
-                if index not in named_verdicts:
-                    named_verdicts[index] = cue.verdict
-                    if cue.soft:
-                        softened.add(index)
-                elif index in softened and cue.verdict is Verdict.SKIM:
-                    named_verdicts[index] = Verdict.SKIM  # "不必精读，快速浏览即可"
-                    softened.discard(index)
-        positive_named = {i: v for i, v in named_verdicts.items() if v is not Verdict.SKIP}
+                found.unknown.append(cue)
+        if (found.named or found.others is not None) and "limited" not in off:
+            found.named += self._limited_statements(text, cues, note.clause_starts)
+        return found
 
-        # The first sentence that speaks decides: a general cue there, or else what the
-        # readers it names are told ("Worth a skim for model maintainers. Nothing novel.").
-        # Readers named in words no role claims ("whoever maintains LoRA") are the note's
-        # own audience when told to read it; told to skip, they say nothing of the rest.
-        positive_unknown = [c for c in unknown if c.verdict is not Verdict.SKIP]
-        if not general and not positive_named and not positive_unknown:
-            general = unknown
+    def _excepted(self, note: _Note, cue: Cue) -> frozenset[int]:
+        """The roles of a group the cue's sentence excepts: "skip unless you own the release
+        pipeline", "除非你负责发布流水线，否则可略过", "MoE 内核的负责人除外，其余可略过"."""
+        c = self._c
+        start, end = note.sentence(note.sentence_of(cue.start))
+        if not c.excepted_anchors.search(note.text, start, end):
+            return frozenset()
+        m = c.excepted.search(note.text, start, end)
+        who = next((g for g in m.groups() if g), "") if m is not None else ""
+        named = self._span_roles(who)
+        return frozenset(i for i, v in named.items() if v >= T.span_min) or self._label_roles(who)
+
+    def _deciding_statement(self, note: _Note, audiences: _Audiences, told: _Told) -> _Deciding:
+        """Stage 3: the first sentence that speaks decides: a general cue there, or else what
+        the readers it names are told ("Worth a skim for model maintainers. Nothing novel.").
+        Readers named in words no role claims ("whoever maintains LoRA") are the note's own
+        audience when told to read it; told to skip, they say nothing of the rest."""
+        general = audiences.general
+        if not general and not told.positive and not told.positive_unknown:
+            general = audiences.unknown
         first_named = min(
-            [c.start for c, who in named_cues if any(i in positive_named for i in who)]
-            + [c.start for c in positive_unknown],
+            [c.start for c, who in audiences.named if any(i in told.positive for i in who)]
+            + [c.start for c in told.positive_unknown],
             default=None,
         )
-        use_general = bool(general) and (
+        sentence_of = note.sentence_of
+        if general and (
             first_named is None or sentence_of(general[0].start) <= sentence_of(first_named)
-        )
-        verdict_sentence = -1
-        if use_general:
-            deciding, general_verdict = _resolve(text, general, sentence_starts)
-            if (
+        ):
+            deciding, verdict = _resolve(note.text, general, note.sentence_starts)
+            if not (
                 deciding.soft
                 and first_named is not None
                 and sentence_of(first_named) == sentence_of(deciding.start)
             ):
-                use_general = False  # "X should be aware; no one needs to study it"
-            else:
-                verdict_sentence = sentence_of(deciding.start)
-        if not use_general and first_named is not None:
-            verdict_sentence = sentence_of(first_named)
-        elif not use_general and named_cues:
-            verdict_sentence = sentence_of(named_cues[0][0].start)  # told to skip it
+                return _Deciding(general, verdict, sentence_of(deciding.start))
+            # "X should be aware; no one needs to study it": the named readers decide
+        if first_named is not None:
+            return _Deciding(general, None, sentence_of(first_named))
+        if audiences.named:
+            return _Deciding(general, None, sentence_of(audiences.named[0][0].start))  # skip
+        return _Deciding(general, None, -1)
 
-        # ---- role evidence
-        scores = [0.0] * n_roles
+    def _role_scores(self, note: _Note, verdict_sentence: int) -> list[float]:
+        """Stage 4: each role's keyword evidence: title hits count more, and hits in the
+        sentence that carries the verdict more than others; repeats add a little."""
+        off, table = self._off, self._table
+        scores = [0.0] * len(self.slugs)
         title_counts: dict[str, int] = {}
-        for _, key, _weights in self._senses(title_text, self._hits(title_text)):
-            title_counts[key] = title_counts.get(key, 0) + 1
-        table = self._table
-        if "keywords" in off:
-            title_counts.clear()
+        if "keywords" not in off:
+            for _, key, _weights in self._senses(note.title_text, self._hits(note.title_text)):
+                title_counts[key] = title_counts.get(key, 0) + 1
         for key, count in title_counts.items():
             factor = T.title_weight * (1.0 + T.repeat_bonus * (min(count, T.repeat_cap) - 1))
             for index, weight in table[key]:
                 scores[index] += weight * factor
-
-        aux = [(m.start(), SIDE_CUES[" ".join(m.group().split())]) for m in _AUX_RE.finditer(text)]
-        if verdict_sentence >= 0:
-            vs_start, vs_end = segment(sentence_starts, len(text), verdict_sentence)
-        else:
+        vs_start, vs_end = note.sentence(verdict_sentence) if verdict_sentence >= 0 else (-1, -1)
+        if "verdict-sentence" in off:
             vs_start = vs_end = -1
         para_counts: dict[str, tuple[int, float]] = {}
-        hits = () if "keywords" in off else self._senses(text, self._hits(text))
+        hits = () if "keywords" in off else self._senses(note.text, self._hits(note.text))
         for offset, key, _weights in hits:
-            bonus = (
-                T.verdict_sentence_bonus
-                if vs_start <= offset < vs_end and "verdict-sentence" not in off
-                else 1.0
-            )
+            bonus = T.verdict_sentence_bonus if vs_start <= offset < vs_end else 1.0
             seen = para_counts.get(key)
             if seen is None:
                 para_counts[key] = (1, bonus)
@@ -681,127 +602,154 @@ class Rules:
             factor = top + T.repeat_bonus * (min(count, T.repeat_cap) - 1)
             for index, weight in table[key]:
                 scores[index] += weight * factor
+        return scores
 
-        suppressed: set[int] = set()
+    def _others_verdict(
+        self, note: _Note, audiences: _Audiences, told: _Told, deciding: _Deciding
+    ) -> Verdict | None:
+        """Stage 5: what everyone else is told: a cue for them, a side cue whose subject they
+        are ("其余读者可略过", "nobody else needs to read this"), or a clause about them with
+        no cue ("the rest of the org has nothing to act on": a skip; "其他人知道 X 就够了",
+        "Everyone else: the release-note line is enough": a skim)."""
+        if audiences.others is not None:
+            return audiences.others.verdict
+        if "everyone-else" in self._off:
+            return None
+        text, c = note.text, self._c
+        for m in SIDE_CUE_RE.finditer(text):
+            kinds = SIDE_CUES[" ".join(m.group().split())]
+            if "others" not in kinds:
+                continue
+            start = m.start()
+            lo = max(0, start - T.subject_lookback)
+            if "self" in kinds or (
+                c.others_subject_anchors.search(text, lo, start)
+                and c.others_subject.search(text, lo, start)
+            ):
+                return Verdict.SKIP
+        if not (told.verdicts or deciding.verdict is not None):
+            return None
+        if not c.others_opening_anchors.search(text):
+            return None
+        for c_start in note.clause_starts:
+            if not c.others_opening.match(text, c_start):
+                continue
+            s_end = note.sentence(note.sentence_of(c_start))[1]
+            if not any(c_start <= cue.start < s_end for cue in note.cues):
+                enough = c.enough.search(text, c_start, s_end) or c.limited.search(
+                    text, c_start, s_end
+                )
+                return Verdict.SKIM if enough else Verdict.SKIP
+        return None
 
-        # ---- everyone else: "其余读者可略过", "nobody else needs to read this"
-        others_verdict = others_cue.verdict if others_cue is not None else None
-        if others_verdict is None and "everyone-else" not in off:
-            for start, kinds in aux:
-                if "others" not in kinds:
-                    continue
-                lo = max(0, start - T.subject_lookback)
-                if "self" in kinds or (
-                    _OTHERS_HINT.search(text, lo, start) and _OTHERS_SUBJECT.search(text, lo, start)
-                ):
-                    others_verdict = Verdict.SKIP
-                    break
-        if (
-            others_verdict is None
-            and (named_verdicts or use_general)
-            and "everyone-else" not in off
-            and _OTHERS_OPENER_HINT.search(text)
-        ):
-            # "the rest of the org has nothing to act on": set apart from the named groups
-            starts = clause_starts
-            for c_start in starts:
-                if not _OTHERS_OPENING.match(text, c_start):
-                    continue
-                s_end = segment(sentence_starts, len(text), sentence_of(c_start))[1]
-                if not any(c_start <= c.start < s_end for c in cues):
-                    # "其他人知道 X 就够了", "Everyone else: the release-note line is enough"
-                    enough = _ENOUGH.search(text, c_start, s_end) or _LIMITED.search(
-                        text, c_start, s_end
-                    )
-                    others_verdict = Verdict.SKIM if enough else Verdict.SKIP
-                    break
-
-        # ---- the main verdict: never deep without a cue that says so
-        confidence = Confidence.HIGH
-        verdict: Verdict
-        if use_general:
-            verdict = general_verdict
-            s_start, s_end = segment(sentence_starts, len(text), verdict_sentence)
-            if "hedge" not in off and HEDGE.search(text, s_start, s_end):
+    def _main_verdict(
+        self, note: _Note, deciding: _Deciding, told: _Told, others_verdict: Verdict | None
+    ) -> tuple[Verdict, Confidence]:
+        """Stage 6: the main verdict, never deep without a cue that says so, and whether the
+        rules are sure of it (a hedge, a contradiction or no cue at all makes it low)."""
+        if deciding.verdict is not None:
+            verdict, confidence = deciding.verdict, Confidence.HIGH
+            s_start, s_end = note.sentence(deciding.sentence)
+            if "hedge" not in self._off and HEDGE.search(note.text, s_start, s_end):
                 confidence = Confidence.LOW
             if verdict is Verdict.DEEP and any(
-                c.verdict is Verdict.SKIP and not c.soft and c.start >= s_end for c in general
+                c.verdict is Verdict.SKIP and not c.soft and c.start >= s_end
+                for c in deciding.general
             ):
                 confidence = Confidence.LOW  # the note also says to skip it
-        elif positive_named or positive_unknown:
-            told = [*positive_named.values(), *(c.verdict for c in positive_unknown)]
-            verdict = min(told, key=lambda v: v.rank)
-        elif others_verdict is Verdict.SKIP:
+            return verdict, confidence
+        if told.positive or told.positive_unknown:
+            said = [*told.positive.values(), *(c.verdict for c in told.positive_unknown)]
+            return min(said, key=lambda v: v.rank), Confidence.HIGH
+        if others_verdict is Verdict.SKIP:
             # "only relevant if you debug X; everyone else can skip it": no group is told
             # to read it, so the note's reader is everyone else
-            verdict, confidence = Verdict.SKIP, Confidence.LOW
-        elif named_verdicts and all(v is Verdict.SKIP for v in named_verdicts.values()):
+            return Verdict.SKIP, Confidence.LOW
+        if told.verdicts and all(v is Verdict.SKIP for v in told.verdicts.values()):
             # "做 ROCm 的同学也犯不着点开": the readers it names are told to skip it
-            verdict, confidence = Verdict.SKIP, Confidence.LOW
-        elif named_verdicts or others_verdict is not None:
-            verdict, confidence = Verdict.SKIM, Confidence.LOW
-        else:
-            # a note that states no verdict: closed, draft or trivial, else a skim
-            hint = None if "weak-hint" in off else weak_hint(title_text, text)
-            verdict = hint[0] if hint is not None else Verdict.SKIM
-            confidence = Confidence.LOW
-        if verdict is not Verdict.SKIP:
-            suppressed.update(i for i, v in named_verdicts.items() if v is Verdict.SKIP)
+            return Verdict.SKIP, Confidence.LOW
+        if told.verdicts or others_verdict is not None:
+            return Verdict.SKIM, Confidence.LOW
+        # a note that states no verdict: closed, draft or trivial, else a skim
+        hint = None if "weak-hint" in self._off else weak_hint(note.title_text, note.text)
+        return (hint[0] if hint is not None else Verdict.SKIM), Confidence.LOW
 
-        # ---- role selection
-        if positive_named and others_verdict is not None:
-            order = sorted(positive_named, key=lambda i: (-scores[i], i))
+    def _choose_roles(
+        self,
+        scores: list[float],
+        told: _Told,
+        others_verdict: Verdict | None,
+        deciding: _Deciding,
+        verdict: Verdict,
+        confidence: Confidence,
+    ) -> tuple[list[str], Verdict, Confidence]:
+        """Stage 7: the note's roles, best evidence first: enough evidence, or the groups told
+        to read it. A group told to skip a note others read is not one of its roles. A note
+        with no evidence of any role and no group named gets none."""
+        n_roles = len(self.slugs)
+        positive, named = told.positive, told.verdicts
+        suppressed = (
+            {i for i, v in named.items() if v is Verdict.SKIP}
+            if verdict is not Verdict.SKIP
+            else set()
+        )
+        if positive and others_verdict is not None:
+            order = sorted(positive, key=lambda i: (-scores[i], i))
             # a role with more evidence than every named group is the note's own topic
             # (its readers were named in words given to another role)
-            top = max(scores[i] for i in positive_named)
+            top = max(scores[i] for i in positive)
             order += [
                 i
                 for i in range(n_roles)
-                if i not in named_verdicts and i not in suppressed and scores[i] > top
+                if i not in named and i not in suppressed and scores[i] > top
             ]
-            roles = [self.slugs[i] for i in order]
-        else:
-            live = [(scores[i], i) for i in range(n_roles) if i not in suppressed]
-            best = max((s for s, _ in live), default=0.0)
-            threshold = max(T.min_score, T.relative_min * best)
-            chosen = sorted((i for s, i in live if s >= threshold), key=lambda i: (-scores[i], i))
-            chosen += [i for i in positive_named if i not in chosen]
-            if not chosen:
-                if best > 0:
-                    chosen = [max(live, key=lambda item: (item[0], -item[1]))[1]]
-                elif named_verdicts:
-                    # every reader the note names is told to skip it
-                    chosen = sorted(named_verdicts, key=lambda i: (-scores[i], i))
-                    verdict, confidence = Verdict.SKIP, Confidence.HIGH
-                else:
-                    chosen = [self.slugs.index(self._fallback)]
-            if not use_general and positive_named:
-                chosen.sort(key=lambda i: positive_named.get(i) is not verdict)
-            roles = [self.slugs[i] for i in chosen]
+            order += [i for i in sorted(told.excepted) if i not in order]
+            return [self.slugs[i] for i in order], verdict, confidence
+        live = [(scores[i], i) for i in range(n_roles) if i not in suppressed]
+        best = max((s for s, _ in live), default=0.0)
+        threshold = max(T.min_score, T.relative_min * best)
+        chosen = sorted((i for s, i in live if s >= threshold), key=lambda i: (-scores[i], i))
+        chosen += [i for i in positive if i not in chosen]
+        chosen += [i for i in sorted(told.excepted) if i not in chosen]  # "unless you own X"
+        if not chosen:
+            if best > 0:
+                chosen = [max(live, key=lambda item: (item[0], -item[1]))[1]]
+            elif named:
+                # every reader the note names is told to skip it
+                chosen = sorted(named, key=lambda i: (-scores[i], i))
+                verdict, confidence = Verdict.SKIP, Confidence.HIGH
+            # else no role fits: the rules name none (the classifier takes the role model's
+            # closest, at low confidence)
+        if deciding.verdict is None and positive:
+            chosen.sort(key=lambda i: positive.get(i) is not verdict)
+        return [self.slugs[i] for i in chosen], verdict, confidence
 
-        # ---- audience-specific verdicts
-        # what named groups are told stays theirs whatever main verdict the model gives
-        role_verdicts: dict[str, Verdict] = {self.slugs[i]: v for i, v in named_verdicts.items()}
+    def _audience_verdicts(
+        self, roles: list[str], told: _Told, others_verdict: Verdict | None
+    ) -> dict[str, Verdict]:
+        """Stage 8: what named groups are told stays theirs whatever main verdict the model
+        gives; everyone else (every role the note neither names nor is about) gets theirs."""
+        role_verdicts = {self.slugs[i]: v for i, v in told.verdicts.items()}
         if others_verdict is not None:
             # the note's own readers (told in general, named in words no role claims, or
-            # told in words no cue holds) are not everyone else
-            addressed = set(named_verdicts) | {self.slugs.index(r) for r in roles}
-            # everyone else keeps what they were told even when the main verdict is the
-            # same, so that a different main verdict from the model leaves it alone
+            # told in words no cue holds) are not everyone else; everyone else keeps what
+            # they were told even when it is the main verdict, so that a different main
+            # verdict from the model leaves it alone
+            addressed = set(told.verdicts) | {self.slugs.index(r) for r in roles}
             for index, slug in enumerate(self.slugs):
                 if index not in addressed:
                     role_verdicts[slug] = others_verdict
+        if others_verdict is Verdict.SKIP:
+            # "skip unless you own X": X is not to skip it; how closely is not said, and a
+            # read is never deep without a cue that says so
+            for index in told.excepted - set(told.verdicts):
+                role_verdicts[self.slugs[index]] = Verdict.SKIM
+        return role_verdicts
 
-        excerpt = _excerpt(display, text, sentence_starts, verdict_sentence)
-        classification = Classification(
-            roles=tuple(roles),
-            primary_role=roles[0],
-            verdict=verdict,
-            role_verdicts=role_verdicts,
-            excerpt=excerpt,
-            verdict_confidence=confidence,
-        )
-        return classification
+    def terms(self, text: str) -> list[str]:
+        """The keywords and audience phrases in a normalised, lower-cased `text`, as term keys
+        (without spaces), in order (for evaluation)."""
+        return [key for _offset, key, _weights in self._hits(text)]
 
     def scores(self, title: str, paragraph: str) -> dict[str, float]:
         """Raw per-role evidence (title and paragraph hits only), for debugging."""
@@ -812,16 +760,34 @@ class Rules:
         return out
 
 
-def _heading(text: str, starts: list[int], index: int) -> tuple[int, int] | None:
-    """The span of the nearest heading ("Kernel people:", "Rest →") before clause `index`
-    in its sentence, if there is one."""
-    j = index
-    while j > 0 and not SENTENCE_END.search(text, starts[j] - 1, starts[j]):
-        j -= 1  # the nearest heading before clause `index` in its sentence
-        span = segment(starts, len(text), j)
-        if _LABEL.fullmatch(text, *span):
-            return span
-    return None
+def _keyword_table(
+    taxonomy: Taxonomy, audience: bool
+) -> tuple[dict[str, dict[int, float]], set[str], set[str]]:
+    """Every role's keywords (and audience phrases, when `audience`): term key (without
+    spaces) -> {role index: weight}, the keys that match as prefixes ("gfx*"), the terms."""
+    table: dict[str, dict[int, float]] = {}
+    prefix_keys: set[str] = set()
+    terms: set[str] = set()
+
+    def add(raw: str, index: int, weight: float) -> None:
+        term = normalise(raw).lower().strip()
+        is_prefix = term.endswith("*")
+        term = term.rstrip("*").strip()
+        if not term:
+            return
+        key = squeeze(term)
+        if is_prefix:
+            prefix_keys.add(key)
+        terms.add(" ".join(term.split()))
+        slot = table.setdefault(key, {})
+        slot[index] = max(slot.get(index, 0.0), weight)
+
+    for index, role in enumerate(taxonomy.roles):
+        for term, weight in role.keywords.items():
+            add(term, index, weight)
+        for phrase in role.audience if audience else ():
+            add(phrase, index, T.audience_weight)
+    return table, prefix_keys, terms
 
 
 def _resolve(text: str, cues: list[Cue], starts: list[int]) -> tuple[Cue, Verdict]:

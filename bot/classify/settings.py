@@ -4,6 +4,17 @@ Changing one changes what the classifier decides: raise `CLASSIFIER_VERSION` wit
 numbers the models' features are built with (title repeat, negation scopes, clause shares)
 are also what the shipped model files were trained with: change them only with a retraining
 (`python -m bot.classify.train`).
+
+Which sets tuned what (a set that tuned a number is a development set for it): the rules'
+weights and windows were hand-set on the development sets (seeds, dev–dev75); the role
+blend's two thresholds were chosen on the development sets left out
+(tests/bench/role_loso.py) and then checked on the validation sets val1–val5; the verdict
+blend's guards (deep_min, verdict_sure_min, short_features) and the audience model's two
+thresholds (candidate_min, audience_sure_min; its regularisation too) were chosen on the
+validation sets val1–val5, so val1–val5 are development sets for those numbers; val6 and val7
+were looked at beside them when the learned blend replaced hand-set thresholds, and every
+validation set was part of the rule that kept or cut the rule families (README "Rule
+families"). The held-out sets (unseen_v6–unseen_v12) tuned nothing here.
 """
 
 from __future__ import annotations
@@ -70,19 +81,20 @@ class Thresholds:
     # were trained with these (bot/classify/train).
     negation_scope_en: int = 3
     negation_scope_zh: int = 4
-    # ---- the role model (bot/classify/README.md "The role model"; chosen leave-one-set-out with
-    # tests/bench/role_loso.py and checked on the validation sets)
+    # ---- the role model (bot/classify/README.md "The role model"; chosen on the development
+    # sets left out, tests/bench/role_loso.py, then checked on the validation sets val1-val5)
     title_repeat: int = 2  # a title feature counts this many times a paragraph one (trained so)
     role_keep_min: float = 0.2  # a role the rules chose is dropped below this...
     role_add_min: float = 0.4  # ...when the model is this sure of some role; a missed role joins
-    # ---- the verdict blend (bot/classify/README.md "The verdict model"): the blend replaced
-    # hand-set thresholds; these guard it and were set on the validation sets val1-val5
+    # ---- the verdict blend (bot/classify/README.md "The verdict model"): the learned blend
+    # replaced hand-set thresholds; these guard it. Chosen on the validation sets val1-val5,
+    # which are therefore development sets for them (not a clean figure for these numbers)
     deep_min: float = 0.5  # a deep reading of the blend below this is weak: a skim instead
     verdict_sure_min: float = 0.8  # at or above this the blend's verdict is high confidence
     short_features: int = 24  # fewer features than this is a short note (the blend knows it)
     proba_floor: float = 1e-6  # the smallest probability whose logarithm the blend reads
-    # ---- the audience model (bot/classify/README.md "The audience model"; chosen on the
-    # validation sets)
+    # ---- the audience model (bot/classify/README.md "The audience model"): candidate_min and
+    # audience_sure_min chosen on the validation sets val1-val5 (development sets for them)
     min_share: float = 0.05  # a clause with less of a role's share says nothing of it (trained so)
     neighbour: float = 0.5  # the weight of the clauses either side (trained so)
     candidate_min: float = 0.5  # a role not of the note's is a candidate from this share up

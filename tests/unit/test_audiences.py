@@ -216,3 +216,71 @@ def test_a_group_name_before_the_people_noun(taxonomy: Taxonomy) -> None:
     assert got.verdict_for("kernels") is DEEP
     assert got.verdict_for("frontend") is SKIM
     assert got.verdict_for("models") is SKIP
+
+
+@pytest.mark.parametrize(
+    ("title", "paragraph", "group", "verdict", "other"),
+    [
+        # the group is excepted; nothing says how closely it reads: not a skip, a skim
+        (
+            "[Build] Move the wheel upload to a separate job",
+            "You can skip this unless you maintain the release pipeline.",
+            "release-infra",
+            SKIM,
+            "multimodal",
+        ),
+        (
+            "[Build] Move the wheel upload to a separate job",
+            "Skip unless you own the nightly build scripts.",
+            "release-infra",
+            SKIM,
+            "spec-decode",
+        ),
+        (
+            "[Kernel] Retune the grouped GEMM block sizes",
+            "Unless you work on the MoE kernels, skip it.",
+            "moe-quant",
+            SKIM,
+            "frontend",
+        ),
+        (
+            "[Build] Move the wheel upload to a separate job",
+            "除非你负责发版流水线，否则这条可以略过。",
+            "release-infra",
+            SKIM,
+            "models",
+        ),
+        (
+            "[Kernel] Retune the grouped GEMM block sizes",
+            "MoE 算子的负责人除外，其余同学可略过。",
+            "moe-quant",
+            SKIM,
+            "kv-cache",
+        ),
+        # what the note says to the group elsewhere is theirs
+        (
+            "[Build] Move the wheel upload to a separate job",
+            "Skip unless you own the release pipeline; Docker image maintainers: go through "
+            "the new job carefully.",
+            "release-infra",
+            DEEP,
+            "hardware",
+        ),
+        (
+            "[Build] Move the wheel upload to a separate job",
+            "除非你维护发布流程，否则不用看；管 Dockerfile 的同学快速浏览一下即可。",
+            "release-infra",
+            SKIM,
+            "kernels",
+        ),
+    ],
+)
+def test_skip_unless_you_own_it_excepts_the_owners(
+    title: str, paragraph: str, group: str, verdict: Verdict, other: str, taxonomy: Taxonomy
+) -> None:
+    """ "Skip unless you own X": X's readers get what the note implies for them (a skim when it
+    says no more), everyone else the skip."""
+    got = classify(title, paragraph, taxonomy)
+    assert group in got.roles
+    assert got.verdict_for(group) is verdict
+    assert got.verdict_for(other) is SKIP

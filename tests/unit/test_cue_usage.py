@@ -1,0 +1,95 @@
+"""Vocabulary from usage: every cue of the rule data fires on notes of at least two writers'
+development sets, or is an entry of a standard dictionary marked as such (data/cues.toml,
+[dictionary]). Computed from the data and the sets (tests/support/cue_usage.py); the
+bench `python -m tests.bench.cue_usage` lists where each cue fires."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.support.cue_usage import (
+    DICTIONARY,
+    EARLY_SETS,
+    MIN_WRITERS,
+    Usage,
+    alternatives,
+    cue_usage,
+    grammar_only,
+    writer_of,
+)
+
+
+@pytest.fixture(scope="module")
+def usage() -> Usage:
+    return cue_usage()
+
+
+def test_every_cue_fires_for_two_writers_or_is_a_dictionary_entry(usage: Usage) -> None:
+    rare = [
+        f"{c.table} {c.where}: {c.text!r} fires on {sorted(usage.sets[c]) or 'no set'}"
+        for c in usage.rare()
+    ]
+    assert not rare, (
+        f"cues on fewer than {MIN_WRITERS} writers' development sets (remove them, or mark an "
+        "entry of a standard dictionary in [dictionary] of data/cues.toml):\n" + "\n".join(rare)
+    )
+
+
+def test_the_rule_data_is_read_whole(usage: Usage) -> None:
+    """Every table of the rule data has cues, and every family and audience construction
+    has alternatives the count finds: a table left out would pass unnoticed."""
+    tables = {c.table for c in usage.sets}
+    assert tables == {"lexicon", "weak_skip", "side_cues", "families", "audiences", "roles"}
+    assert all(usage.sets[c] for c in usage.sets if c.table == "lexicon" and c.text == "skim")
+    fired = [c for c in usage.sets if c.table == "audiences" and len(usage.writers(c)) > 10]
+    assert len(fired) > 20
+
+
+def test_every_dictionary_entry_names_a_cue_of_its_table(usage: Usage) -> None:
+    present = {(c.table, c.text) for c in usage.sets}
+    stale = sorted(DICTIONARY - present)
+    assert not stale, f"[dictionary] entries that name no cue of their table: {stale}"
+
+
+def test_the_early_sets_count_as_one_writer() -> None:
+    assert {writer_of(s) for s in EARLY_SETS} == {"early"}
+    assert writer_of("dev12") != writer_of("dev13")
+
+
+@pytest.mark.parametrize(
+    ("regex", "expected"),
+    [
+        (r"ab|cd", ["ab", "cd"]),
+        (r"x\s(?:ab|cd)\sy", [r"x\s(?:ab|cd)\sy", "ab", "cd"]),
+        (r"(?:only|just)\s+note", [r"(?:only|just)\s+note", "only", "just"]),
+        # the forms of one word are one cue
+        (r"glanc(?:e|ed|ing)\b", [r"glanc(?:e|ed|ing)\b"]),
+        (r"(?:any|every)one", ["(?:any|every)one"]),
+        # a look-around's branches are conditions; a set's "|" is a character
+        (r"读(?![写者])|看(?=[吧呢]|$)", ["读(?![写者])", "看(?=[吧呢]|$)"]),
+        (r"a[|b]c", ["a[|b]c"]),
+    ],
+)
+def test_alternatives_of_an_expression(regex: str, expected: list[str]) -> None:
+    assert sorted(regex[s:e] for s, e in alternatives(regex)) == sorted(expected)
+    assert re.compile(regex)
+
+
+@pytest.mark.parametrize(
+    ("text", "grammar"),
+    [
+        ("it", True),
+        (r"do\s+not", True),
+        ("(?:也|亦)", True),
+        ("→", True),
+        ("no-one", True),
+        ("skim", False),
+        (r"would\s+do\s+well\s+to", False),
+        ("不会少块肉", False),
+        (r"看(?=[吧呢])", False),
+    ],
+)
+def test_function_words_alone_are_grammar(text: str, grammar: bool) -> None:
+    assert grammar_only(text) is grammar
