@@ -43,6 +43,7 @@ RUNS = {
     "verdict_report": ([], "| all held out |"),
     "ablation": (["--families", "negation", "--loso", "dev69"], "| negation |"),
     "no_loss": (["--loso", "dev69"], "| dev69 (left out) |"),
+    "cue_usage": ([], "lexicon: "),
     # CI has no model server: the fake one of tests/support/fakellm.py answers ({fake} is its URL).
     # Without Chromium: the page of the picture, not the screenshot.
     "digest_picture": (["--html", "digest.html"], "wrote digest.html"),
