@@ -219,6 +219,7 @@ def test_a_300_note_week_is_split_within_block_kit_limits(
     titles = [f"MoE 量化内核改进第 {i} 号 (#{100000 + i})" for i in range(300)]
     write_notes(posting, "big.txt", titles)
     posting.store.subscribe("T1", "U1", ["moe-quant"])
+    posting.store.readers.update_settings("T1", "U1", budget=0)  # `budget all`: a 300-note DM
     result = publish(posting)
     assert result.notes == 300
     ids = thread_note_ids(slack)
