@@ -242,7 +242,12 @@ def digest_messages(notes: Path) -> list[Block]:
     script = Path(sys.executable).with_name("prdigest")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "notes"
-        shutil.copytree(notes, folder)
+        folder.mkdir()
+        # The sample notes are never posted, so the picture's week is the same notes written
+        # as a team's own (under a team's repository line), as a team's first digest shows them.
+        for path in sorted(notes.glob("*.txt")):
+            _, rest = path.read_text(encoding="utf-8").split("\n", 1)
+            (folder / path.name).write_text(f"example-team/vllm\n{rest}", encoding="utf-8")
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("PRDIGEST_", "SLACK_"))},
             "PRDIGEST_DATABASE_URL": f"sqlite:///{Path(tmp) / 'picture.db'}",
