@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import time as clock_time
 from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl
@@ -97,6 +98,24 @@ def test_a_command_over_socket_mode_answers_in_the_readers_language(
         assert bot.slack.count("users.info") == 1
         assert "Done: prdigest now writes to you in English." in bot.command("lang en")["text"]
         assert bot.command("list")["text"].startswith("You are subscribed to `moe-quant`")
+
+
+def test_budget_and_dm_over_socket_mode(services: Services, socket_slack: SocketSlack) -> None:
+    """A reader's budget and DM time set over Socket Mode are stored and shown in their own
+    time zone; a bad value changes nothing."""
+    ingest_paths(services, team_note_files())
+    readers = services.store.readers
+    with socket_mode_app(services, socket_slack) as bot:
+        bot.slack.set_user("U123", tz="Europe/Berlin", locale="en-US")
+        assert "now shows" in bot.command("budget 3")["text"]
+        assert "is not a budget" in bot.command("budget 99")["text"]
+        assert readers.settings("T0001", "U123").budget == 3
+        answer = bot.command("dm tue 07:30")["text"]
+        assert "Tuesdays at 07:30" in answer and "Europe/Berlin" in answer
+        assert "is not a day and time" in bot.command("dm someday")["text"]
+        assert "Weekly DMs stopped" in bot.command("dm off")["text"]
+    own = readers.settings("T0001", "U123")
+    assert (own.budget, own.dm_weekday, own.dm_time, own.dm_off) == (3, 1, clock_time(7, 30), True)
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
