@@ -376,3 +376,18 @@ def test_the_picture_draws_mrkdwn_as_slack_does() -> None:
     assert "Subscribe me to A &amp; B &lt;x&gt;" in block_html(button)
     with pytest.raises(ValueError, match="'video'"):
         block_html({"type": "video"})
+
+
+def test_the_doctor_example_shows_the_current_schema() -> None:
+    """The operators' guide shows `doctor` on a database at the newest migration."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from bot.store.engine import MIGRATIONS
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    (head,) = ScriptDirectory.from_config(config).get_heads()
+    guide = (ROOT / "deploy" / "README.md").read_text(encoding="utf-8")
+    shown = re.findall(r"schema at revision (\w+) \(current\)", guide)
+    assert shown == [head], (shown, head)
