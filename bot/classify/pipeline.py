@@ -83,7 +83,9 @@ class Classifier:
             by_rules = replace(by_rules, roles=self.slugs[:1], primary_role=self.slugs[0])
         got = blend_verdict(blend_roles(by_rules, proba), reading)
         if no_role:
-            got = replace(got, verdict_confidence=Confidence.LOW)
+            # the closest role is the note's own reader, not "everyone else" it speaks of
+            own = {r: v for r, v in got.role_verdicts.items() if r not in got.roles}
+            got = replace(got, verdict_confidence=Confidence.LOW, role_verdicts=own)
         if self._audience is not None:
             attention = attend(text, self._role_model, (parts, clause_grams, totals))
             got = self._audience.refine(got, attention, self._split_roles)
@@ -157,7 +159,7 @@ def classify(title: str, paragraph: str, taxonomy: Taxonomy) -> Classification:
 # the outputs on the development sets to the version that produced them). The fingerprint
 # is this version plus the roles and the model files, so an edit that decides nothing
 # differently (a comment, a refactor) re-classifies nothing.
-CLASSIFIER_VERSION = 4
+CLASSIFIER_VERSION = 5
 
 # The data files whose content decides a classification (the fingerprint hashes them).
 MODEL_FILES = (

@@ -137,12 +137,12 @@ NEWER = {
     "dev52": (0.86, 0.91),
     "dev53": (0.85, 0.95),
     "dev54": (0.95, 0.65),
-    "dev55": (0.87, 0.83),
+    "dev55": (0.87, 0.8),
     "dev56": (0.87, 0.88),
     "dev57": (0.92, 0.9),
     "dev58": (0.9, 0.95),
     "dev59": (0.95, 0.89),
-    "dev60": (0.84, 0.85),
+    "dev60": (0.84, 0.84),
     "dev61": (0.88, 0.88),
     "dev62": (0.87, 0.55),
     "dev63": (0.9, 0.3),
@@ -663,6 +663,27 @@ def test_a_note_that_fits_no_role_gets_the_closest_at_low_confidence(
     assert got.verdict_confidence is Confidence.LOW
 
 
+@pytest.mark.parametrize(
+    ("title", "paragraph"),
+    [
+        (
+            "Fix a stale comment",
+            "If you maintain that file, the diff takes a minute. Otherwise skip.",
+        ),
+        ("修正注释里的笔误", "维护这个文件的人花一分钟看看；其他人可略过。"),
+    ],
+)
+def test_the_closest_role_is_the_notes_reader_not_everyone_else(
+    title: str, paragraph: str, taxonomy: Taxonomy
+) -> None:
+    """A note for readers no role names, and "everyone else: skip": the closest role the note
+    is filed under gets the note's own verdict, not the skip meant for everyone else."""
+    got = classify(title, paragraph, taxonomy)
+    assert got.verdict is Verdict.SKIM and got.verdict_confidence is Confidence.LOW
+    assert got.verdict_for(got.primary_role) is Verdict.SKIM
+    assert {got.verdict_for(r) for r in taxonomy.slugs if r not in got.roles} == {Verdict.SKIP}
+
+
 def test_a_team_whose_roles_no_model_knows_gets_its_first_role(tmp_path: Path) -> None:
     """No role fits and the role model knows none of the team's roles: the team's first."""
     roles = tmp_path / "roles.toml"
@@ -1179,3 +1200,25 @@ def test_a_multimodal_cache_is_not_kv_cache_evidence(taxonomy: Taxonomy) -> None
     )
     assert scores["kv-cache"] == 0
     assert scores["multimodal"] > 0
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "verdict"),
+    [
+        ("调度组的同学建议深入评审。", Verdict.DEEP),
+        ("做调度的同学这次必须看。", Verdict.DEEP),
+        ("做调度的同学必须看一下。", Verdict.SKIM),
+        ("Scheduler folks can't afford to skim this one.", Verdict.DEEP),
+        ("For scheduler folks there is no reason not to read it.", Verdict.DEEP),
+        ("Scheduler folks should review it in depth.", Verdict.DEEP),
+        ("调度以外的同学不必专门花时间。", Verdict.SKIP),
+        ("Nothing here is worth a scheduler person's evening.", Verdict.SKIP),
+        ("The scheduler people can wait until it lands.", Verdict.SKIP),
+    ],
+)
+def test_general_constructions_read_as_a_person_reads_them(
+    paragraph: str, verdict: Verdict, taxonomy: Taxonomy
+) -> None:
+    """Constructions made of general words: an adverb of depth or a strong modal with a
+    reading verb, a negated skip, a double negation, a negated need, a negated worth."""
+    assert classify("Scheduler: preemption tweak", paragraph, taxonomy).verdict is verdict
