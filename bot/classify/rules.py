@@ -499,6 +499,12 @@ class Rules:
         found = _Audiences()
         for cue in cues:
             who = self._cue_audience(text, cue, cues, note.clause_starts)
+            if who is None and cue.verdict is Verdict.SKIM and found.named:
+                # "做量化的同学不必精读，快速浏览即可": the skim goes on speaking to the group
+                # a softened skip named in its sentence
+                said, group = found.named[-1]
+                if said.soft and note.sentence_of(said.start) == note.sentence_of(cue.start):
+                    who = group
             if cue.verdict is Verdict.SKIP and "everyone-else" not in off:
                 # "skip unless you own X": said to everyone but X, whoever else it names
                 excepted = self._excepted(note, cue)

@@ -1222,3 +1222,19 @@ def test_general_constructions_read_as_a_person_reads_them(
     """Constructions made of general words: an adverb of depth or a strong modal with a
     reading verb, a negated skip, a double negation, a negated need, a negated worth."""
     assert classify("Scheduler: preemption tweak", paragraph, taxonomy).verdict is verdict
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    ["做调度的同学不必精读，快速浏览即可。", "做调度的同学不必精读，快速浏览即可；其他人可略过。"],
+)
+def test_a_softened_skip_then_a_skim_tells_the_group_to_skim(
+    paragraph: str, taxonomy: Taxonomy
+) -> None:
+    """ "不必精读，快速浏览即可": the skim in the same sentence speaks to the group named before
+    it, so the group skims; everyone else gets what they are told."""
+    got = classify("Scheduler: preemption tweak", paragraph, taxonomy)
+    assert got.verdict is Verdict.SKIM
+    assert all(got.verdict_for(r) is Verdict.SKIM for r in got.roles)
+    others = {got.verdict_for(r) for r in taxonomy.slugs if r not in got.roles}
+    assert others == ({Verdict.SKIP} if "其他人" in paragraph else {Verdict.SKIM})
