@@ -1214,6 +1214,8 @@ def test_a_multimodal_cache_is_not_kv_cache_evidence(taxonomy: Taxonomy) -> None
         ("调度以外的同学不必专门花时间。", Verdict.SKIP),
         ("Nothing here is worth a scheduler person's evening.", Verdict.SKIP),
         ("The scheduler people can wait until it lands.", Verdict.SKIP),
+        ("Scheduler folks should spend time with the new queue.", Verdict.DEEP),
+        ("The new queue and its locking deserve a close look from scheduler folks.", Verdict.DEEP),
     ],
 )
 def test_general_constructions_read_as_a_person_reads_them(
