@@ -111,6 +111,21 @@ class ReaderDm:
 
 
 @dataclass(frozen=True)
+class _Moment:
+    """A reader's moment being claimed: whose, which slot and when it is due, the channel
+    whose digest it follows, the claimant, the run key and the time of the claim."""
+
+    team_id: str
+    user_id: str
+    slot: str
+    due_at: datetime
+    channel: str
+    owner: str
+    run_key: str
+    now: datetime
+
+
+@dataclass(frozen=True)
 class ReaderClaim:
     """The outcome of `claim_reader_dm`: "new" (a DM to send), "settled" (nothing to send;
     `status` says why), "done" (the moment was handled before) or "busy" (the reader has
@@ -264,10 +279,18 @@ class ReaderDms(LedgerPart):
         """Claim the reader's moment `slot` and plan its DM inside the claim, or learn that
         it was handled already or that the reader has an unfinished DM. `run_key` (new
         when None) goes into the DM's Slack metadata and its buttons."""
-        now = now or utcnow()
-        key = run_key or uuid.uuid4().hex
+        moment = _Moment(
+            team_id,
+            user_id,
+            slot,
+            due_at,
+            channel,
+            owner,
+            run_key or uuid.uuid4().hex,
+            now or utcnow(),
+        )
         try:
-            return self._claim_dm(team_id, user_id, slot, due_at, channel, owner, plan, key, now)
+            return self._claim_dm(moment, plan)
         except sa.exc.IntegrityError:
             pass  # the moment has a row already, or the reader has an unfinished DM
         stmt = sa.select(reader_dm_runs).where(
@@ -279,31 +302,21 @@ class ReaderDms(LedgerPart):
             return ReaderClaim("done", run=_dm_from_row(row), status=row.status)
         return ReaderClaim("busy")
 
-    def _claim_dm(
-        self,
-        team_id: str,
-        user_id: str,
-        slot: str,
-        due_at: datetime,
-        channel: str,
-        owner: str,
-        plan: ReaderPlanner,
-        run_key: str,
-        now: datetime,
-    ) -> ReaderClaim:
+    def _claim_dm(self, moment: _Moment, plan: ReaderPlanner) -> ReaderClaim:
+        team_id, user_id, channel, now = moment.team_id, moment.user_id, moment.channel, moment.now
         with self.engine.begin() as conn:
             # The INSERT comes first: it takes the reader's moment (and the write lock).
             run_id = conn.execute(
                 reader_dm_runs.insert()
                 .values(
-                    run_key=run_key,
+                    run_key=moment.run_key,
                     team_id=team_id,
                     user_id=user_id,
-                    slot=slot,
-                    due_at=due_at,
+                    slot=moment.slot,
+                    due_at=moment.due_at,
                     status=OPEN,
                     open_reader=f"{team_id}:{user_id}",
-                    claimed_by=owner,
+                    claimed_by=moment.owner,
                     claimed_at=now,
                     heartbeat=now,
                     attempts=1,
@@ -312,7 +325,7 @@ class ReaderDms(LedgerPart):
                 )
                 .returning(reader_dm_runs.c.id)
             ).scalar_one()
-            window, upto = _window(conn, channel, team_id, user_id, run_id, due_at)
+            window, upto = _window(conn, channel, team_id, user_id, run_id, moment.due_at)
             planned = plan(window)
             values: dict[str, Any] = {
                 "upto_run": upto,
