@@ -7,9 +7,9 @@ sets), `dev8`–`dev75` (development notes by more writers), `unseen_v6`–`unse
 out, frozen: scored, never read for ideas; see fixtures/README.md),
 `retired_v4` and `retired_v5` (once held out as `unseen_v4` and `unseen_v5`: frozen and
 never read, but their aggregate steered a decision), and
-`val1`–`val7` (validation: never trained on and never read note by note, but their
-aggregate chose thresholds and steered choices, so they are development sets in practice;
-see tests/bench/README.md, "Which sets chose which numbers").
+`val1`–`val7` (validation: never trained on; their aggregate chose thresholds and steered
+choices, and `val1`'s misses were read for classifier 7's cues, so they are development sets
+in practice; see tests/bench/README.md, "Which sets chose which numbers").
 
 """
 
