@@ -122,7 +122,7 @@ CONTRAST = re.compile(
 
 _SUFFICIENT = re.compile(
     r"即可|就够|就行|就好|足够|足矣|只需|只要|只看|只用|\b(?:enough|all you need|suffices?"
-    r"|just|only)\b"
+    r"|just|only|leave it (?:there|at that))\b"
 )
 _NEEDS_SUFFICIENCY = frozenset(
     {
@@ -309,6 +309,8 @@ _ASCII = ASCII_ALNUM
 _BY_KEY = {squeeze(p): p for p in TERMS}
 # What one scan finds: key -> (the phrase it is, or None; the idioms anchored in it). Idiom
 # anchors share the phrase scan (no anchor starts with a shorter phrase, so none hides one).
+# A phrase can still end inside an anchor ("认真读" in "认真读透"), so `scan` looks for the
+# anchors once more on their own.
 _HITS: dict[str, tuple[str | None, frozenset[int]]] = {
     key: (_BY_KEY.get(key), frozenset().union(*(i for a, i in _ANCHORS.items() if a in key)))
     for key in {*_BY_KEY, *_ANCHORS}
@@ -329,6 +331,11 @@ _CUE_RE = re.compile(
     trie_regex([*TERMS, *(a for idiom in IDIOMS for a in idiom.anchors)], skip_words=True)
 )
 _WEAK_RE = re.compile(trie_regex(WEAK_SKIP))
+# The anchors alone, the longest at every place one starts: those the phrase scan passed
+# over inside a longer match, or that overlap another anchor ("可以不" and "不必").
+_ANCHOR_RE = re.compile(
+    "(?=(" + trie_regex(sorted({a for idiom in IDIOMS for a in idiom.anchors})) + "))"
+)
 
 
 @dataclass(frozen=True)
@@ -369,12 +376,13 @@ def find_cues(text: str, off: frozenset[str] = frozenset()) -> list[Cue]:
 
 
 def scan(text: str) -> tuple[list[tuple[int, int, str]], dict[int, list[tuple[int, int]]]]:
-    """One pass over `text` (lower-cased, normalised): the lexicon's phrases in it (start,
-    end, phrase), and per idiom (index in IDIOMS) the windows around its anchors."""
-    stop = len(text)
+    """`text` (lower-cased, normalised) scanned for the lexicon's phrases (start, end,
+    phrase) and, per idiom (index in IDIOMS), the windows around its anchors: one pass for
+    phrases and anchors together, one more for the anchors a longer phrase overlapped."""
     found: list[tuple[int, int, str]] = []
     hits = _HITS
     near: dict[int, list[tuple[int, int]]] = {}
+    anchored: set[int] = set()  # where an anchor was found
     for m in _CUE_RE.finditer(text):
         matched = m.group()
         hit = hits.get(matched)
@@ -387,13 +395,30 @@ def scan(text: str) -> tuple[list[tuple[int, int, str]], dict[int, list[tuple[in
         phrase, idioms = hit
         s, e = m.span()
         if idioms:
-            reach = T.idiom_reach if text[s] in _ASCII else T.idiom_reach_zh
-            around = (max(0, s - reach), min(stop, e + reach))
-            for index in idioms:
-                near.setdefault(index, []).append(around)
+            _near_anchor(text, s, e, idioms, near)
+            anchored.add(s)
         if phrase is not None and edges_ok(text, s, e):
             found.append((s, e, phrase))
+    for m in _ANCHOR_RE.finditer(text):
+        s, e = m.span(1)
+        if s in anchored or (text[s] in _ASCII and s > 0 and text[s - 1] in _ASCII):
+            continue  # found already, or inside an English word
+        hit = hits.get(m.group(1)) or hits.get(squeeze(m.group(1)))
+        if hit is not None and hit[1]:
+            _near_anchor(text, s, e, hit[1], near)
     return found, near
+
+
+def _near_anchor(
+    text: str, s: int, e: int, idioms: frozenset[int], near: dict[int, list[tuple[int, int]]]
+) -> None:
+    """The window around an anchor at `s:e`, for each of its idioms, in `near`."""
+    reach = T.idiom_reach if text[s] in _ASCII else T.idiom_reach_zh
+    around = (max(0, s - reach), min(len(text), e + reach))
+    for index in idioms:
+        windows = near.setdefault(index, [])
+        if around not in windows:
+            windows.append(around)
 
 
 def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:

@@ -1240,3 +1240,57 @@ def test_a_softened_skip_then_a_skim_tells_the_group_to_skim(
     assert all(got.verdict_for(r) is Verdict.SKIM for r in got.roles)
     others = {got.verdict_for(r) for r in taxonomy.slugs if r not in got.roles}
     assert others == ({Verdict.SKIP} if "其他人" in paragraph else {Verdict.SKIM})
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "group_verdict"),
+    [
+        (
+            "Read the diffs properly. The model people can take the headline and leave it there.",
+            Verdict.SKIM,
+        ),
+        ("Read the diffs properly. The model people can take the headline.", None),
+        (
+            "Read the diffs properly. Model folks can read the gist and leave it at that.",
+            Verdict.SKIM,
+        ),
+    ],
+)
+def test_leave_it_there_limits_a_reading_to_what_comes_before(
+    paragraph: str, group_verdict: Verdict | None, taxonomy: Taxonomy
+) -> None:
+    """ "…and leave it there" says the part named is enough, like "only" or "is enough"; the
+    headline alone, with nothing saying it suffices, tells the group nothing."""
+    got = build_classifier(taxonomy).classify_by_rules("Scheduler: queue rework", paragraph)
+    assert got.verdict is Verdict.DEEP
+    assert got.role_verdicts.get("models") is group_verdict
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "verdict"),
+    [
+        ("照着现有模式接进来的，没有新东西。", Verdict.SKIP),
+        ("做量化的同学过一下配置解析部分即可，内核层面没有新东西。", Verdict.SKIM),
+        ("做量化的同学过一下配置解析部分即可，kernel 本身没有新东西。", Verdict.SKIM),
+    ],
+)
+def test_nothing_new_is_a_skip_unless_said_of_a_part(
+    paragraph: str, verdict: Verdict, taxonomy: Taxonomy
+) -> None:
+    """ "没有新东西" of the PR says there is nothing to read; of one part of it ("内核层面",
+    "本身") it says nothing about the rest."""
+    got = build_classifier(taxonomy).classify_by_rules("Marlin 接入 w4a16", paragraph)
+    assert got.verdict is verdict
+
+
+@pytest.mark.parametrize(
+    ("title", "role"),
+    [
+        ("为离线接口增加受约束解码支持", "frontend"),
+        ("Constrained decoding for the offline entrypoint", "frontend"),
+        ("[V1] Minor scheduler tweak", "kv-cache"),
+    ],
+)
+def test_domain_words_name_their_readers(title: str, role: str, taxonomy: Taxonomy) -> None:
+    got = build_classifier(taxonomy).classify_by_rules(title, "A short change.")
+    assert role in got.roles

@@ -9,6 +9,9 @@ import re
 
 import pytest
 
+from bot.classify.cues import IDIOMS, idiom_matches, scan
+from bot.classify.text import normalise
+from tests.labelled import DEV_SETS, load_set
 from tests.support.cue_usage import (
     DICTIONARY,
     EARLY_SETS,
@@ -93,3 +96,37 @@ def test_alternatives_of_an_expression(regex: str, expected: list[str]) -> None:
 )
 def test_function_words_alone_are_grammar(text: str, grammar: bool) -> None:
     assert grammar_only(text) is grammar
+
+
+def test_every_match_of_a_family_is_found_near_its_anchors() -> None:
+    """A family's pattern runs only near its anchors: in every development note, each match
+    the pattern has over the whole text is one the anchored scan finds too. An alternative no
+    anchor leads to, or an anchor hidden inside a longer phrase ("认真读" in "认真读透"), would
+    be a cue the data holds and the classifier never reads."""
+    missed: list[str] = []
+    for name in DEV_SETS:
+        for note in load_set(name):
+            text = normalise(note.paragraph).lower()
+            _phrases, near = scan(text)
+            found = {(id(i), m.span()) for i, m in idiom_matches(text, near)}
+            missed += [
+                f"{name}: {idiom.family} {m.group()!r} (anchors {list(idiom.anchors)})"
+                for idiom in IDIOMS
+                for m in idiom.pattern.finditer(text)
+                if (id(idiom), m.span()) not in found
+            ]
+    assert not missed, "matches no anchor leads to:\n" + "\n".join(missed[:20])
+
+
+@pytest.mark.parametrize(
+    ("text", "family"),
+    [
+        ("多模态的同学应该认真读透。", "depth-zh"),  # "认真读" is a phrase; "读透" an anchor
+        ("其他组可以不必关心。", "unneeded-zh"),  # the anchors "可以不" and "不必" overlap
+        ("标题即全文，可以直接划过。", "unneeded-zh"),
+    ],
+)
+def test_an_anchor_inside_or_across_a_phrase_is_found(text: str, family: str) -> None:
+    lowered = normalise(text).lower()
+    _phrases, near = scan(lowered)
+    assert family in {idiom.family for idiom, _m in idiom_matches(lowered, near)}
