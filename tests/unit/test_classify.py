@@ -1294,3 +1294,16 @@ def test_nothing_new_is_a_skip_unless_said_of_a_part(
 def test_domain_words_name_their_readers(title: str, role: str, taxonomy: Taxonomy) -> None:
     got = build_classifier(taxonomy).classify_by_rules(title, "A short change.")
     assert role in got.roles
+
+
+@pytest.mark.parametrize(
+    "told",
+    ["it's a short, pleasant read", "the description alone carries the idea"],
+)
+def test_a_short_read_tells_a_group_to_skim(told: str, taxonomy: Taxonomy) -> None:
+    """ "a short read", "the description alone": little to read, so a skim for the group
+    named, beside a close read for another."""
+    paragraph = f"Multimodal folks should read the processor diff closely; for kernel folks {told}."
+    got = build_classifier(taxonomy).classify_by_rules("Processor cache rework", paragraph)
+    assert got.verdict is Verdict.DEEP
+    assert got.role_verdicts.get("kernels") is Verdict.SKIM
