@@ -331,11 +331,9 @@ _CUE_RE = re.compile(
     trie_regex([*TERMS, *(a for idiom in IDIOMS for a in idiom.anchors)], skip_words=True)
 )
 _WEAK_RE = re.compile(trie_regex(WEAK_SKIP))
-# The anchors alone, the longest at every place one starts: those the phrase scan passed
-# over inside a longer match, or that overlap another anchor ("可以不" and "不必").
-_ANCHOR_RE = re.compile(
-    "(?=(" + trie_regex(sorted({a for idiom in IDIOMS for a in idiom.anchors})) + "))"
-)
+# The anchors alone, for one that starts inside a longer match of the phrase scan and ends
+# after it ("认真读" then "读透", "可以不" then "不必").
+_ANCHOR_RE = re.compile(trie_regex(sorted({a for idiom in IDIOMS for a in idiom.anchors})))
 
 
 @dataclass(frozen=True)
@@ -377,12 +375,11 @@ def find_cues(text: str, off: frozenset[str] = frozenset()) -> list[Cue]:
 
 def scan(text: str) -> tuple[list[tuple[int, int, str]], dict[int, list[tuple[int, int]]]]:
     """`text` (lower-cased, normalised) scanned for the lexicon's phrases (start, end,
-    phrase) and, per idiom (index in IDIOMS), the windows around its anchors: one pass for
-    phrases and anchors together, one more for the anchors a longer phrase overlapped."""
+    phrase) and, per idiom (index in IDIOMS), the windows around its anchors, in one pass
+    for phrases and anchors together."""
     found: list[tuple[int, int, str]] = []
     hits = _HITS
     near: dict[int, list[tuple[int, int]]] = {}
-    anchored: set[int] = set()  # where an anchor was found
     for m in _CUE_RE.finditer(text):
         matched = m.group()
         hit = hits.get(matched)
@@ -396,16 +393,16 @@ def scan(text: str) -> tuple[list[tuple[int, int, str]], dict[int, list[tuple[in
         s, e = m.span()
         if idioms:
             _near_anchor(text, s, e, idioms, near)
-            anchored.add(s)
         if phrase is not None and edges_ok(text, s, e):
             found.append((s, e, phrase))
-    for m in _ANCHOR_RE.finditer(text):
-        s, e = m.span(1)
-        if s in anchored or (text[s] in _ASCII and s > 0 and text[s - 1] in _ASCII):
-            continue  # found already, or inside an English word
-        hit = hits.get(m.group(1)) or hits.get(squeeze(m.group(1)))
-        if hit is not None and hit[1]:
-            _near_anchor(text, s, e, hit[1], near)
+        for at in range(s + 1, e):  # an anchor that starts inside this match and ends after it
+            if text[at] in _ASCII and text[at - 1] in _ASCII:
+                continue  # not at a word's start
+            inner = _ANCHOR_RE.match(text, at)
+            if inner is not None and inner.end() > e:
+                over = hits.get(inner.group()) or hits.get(squeeze(inner.group()))
+                if over is not None and over[1]:
+                    _near_anchor(text, at, inner.end(), over[1], near)
     return found, near
 
 
