@@ -309,8 +309,8 @@ _ASCII = ASCII_ALNUM
 _BY_KEY = {squeeze(p): p for p in TERMS}
 # What one scan finds: key -> (the phrase it is, or None; the idioms anchored in it). Idiom
 # anchors share the phrase scan (no anchor starts with a shorter phrase, so none hides one).
-# A phrase can still end inside an anchor ("认真读" in "认真读透"), so `scan` looks for the
-# anchors once more on their own.
+# A match can still hide an anchor that starts inside it and ends after it ("认真读" in
+# "认真读透"): `scan` looks for one at each place inside a match.
 _HITS: dict[str, tuple[str | None, frozenset[int]]] = {
     key: (_BY_KEY.get(key), frozenset().union(*(i for a, i in _ANCHORS.items() if a in key)))
     for key in {*_BY_KEY, *_ANCHORS}
@@ -413,9 +413,7 @@ def _near_anchor(
     reach = T.idiom_reach if text[s] in _ASCII else T.idiom_reach_zh
     around = (max(0, s - reach), min(len(text), e + reach))
     for index in idioms:
-        windows = near.setdefault(index, [])
-        if around not in windows:
-            windows.append(around)
+        near.setdefault(index, []).append(around)
 
 
 def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
