@@ -100,12 +100,17 @@ CLOSED_HINT = re.compile(
     r"已关闭|未合并|已撤回|被关闭|最终关闭|\((?:closed|reverted|withdrawn)\)"
     r"|\bwithdrawn\b|\bwas closed\b|\bclosed rather than merged\b|\bnever merged\b"
     r"|\bclosed without merging\b"
+    # superseded by another PR: "被 #123 取代", "superseded by #123"
+    r"|被\s*#\d+\s*(?:取代|吸收|替代)|\bsuperseded\s+by\b|\breplaced\s+by\s+#\d"
 )
 OPEN_HINT = re.compile(
     r"草案|草稿|未完成|仍在评审|还在评审|尚未合并|\[draft\]|\[wip\]|\((?:open|draft|wip)\)"
     r"|\bstill open\b|\bstill a draft\b|\bwork in progress\b|\bnot merged yet\b"
 )
-_CLOSED_ANCHORS = ("关闭", "合并", "撤回", "closed", "reverted", "withdrawn", "merged")
+_CLOSED_ANCHORS = (
+    *("关闭", "合并", "撤回", "取代", "吸收", "替代"),
+    *("closed", "reverted", "withdrawn", "merged", "superseded", "replaced"),
+)
 _OPEN_ANCHORS = ("草", "未完成", "评审", "合并", "draft", "wip", "open", "progress", "merged")
 # "Even X ...", "就连 X 也...": the most concerned readers stand for everyone.
 EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?|甚至连?)")
@@ -185,7 +190,7 @@ def _rating_marker(m: re.Match[str]) -> str:
         if len(text) <= T.stars_skip_max:
             return _SKIP_MARK
         return "" if len(text) <= T.stars_skim_max else _DEEP_MARK
-    if text == "低" and m.group().startswith(("必读", "推荐")):
+    if text == "低" and m.group().startswith("必读"):
         return _SKIP_MARK  # "必读指数：低": not a must-read at all
     return _RATING_MARK[_RATING_MEANING[text]]
 

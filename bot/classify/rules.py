@@ -480,8 +480,15 @@ class Rules:
         scores = self._role_scores(note, deciding.sentence)
         others_verdict = self._others_verdict(note, audiences, told, deciding)
         verdict, confidence = self._main_verdict(note, deciding, told, others_verdict)
+        # a group told to skip, by the evidence outside the sentences that tell it so
+        skipped = frozenset(
+            note.sentence_of(cue.start)
+            for cue, _who in audiences.named
+            if cue.verdict is Verdict.SKIP
+        )
+        own = self._role_scores(note, deciding.sentence, skipped) if skipped else scores
         roles, verdict, confidence = self._choose_roles(
-            scores, told, others_verdict, deciding, verdict, confidence
+            scores, own, told, others_verdict, deciding, verdict, confidence
         )
         return Classification(
             roles=tuple(roles),
@@ -579,9 +586,12 @@ class Rules:
             return _Deciding(general, None, sentence_of(audiences.named[0][0].start))  # skip
         return _Deciding(general, None, -1)
 
-    def _role_scores(self, note: _Note, verdict_sentence: int) -> list[float]:
+    def _role_scores(
+        self, note: _Note, verdict_sentence: int, apart: frozenset[int] = frozenset()
+    ) -> list[float]:
         """Stage 4: each role's keyword evidence: title hits count more, and hits in the
-        sentence that carries the verdict more than others; repeats add a little."""
+        sentence that carries the verdict more than others; repeats add a little. Hits in
+        the sentences `apart` are not counted."""
         off, table = self._off, self._table
         scores = [0.0] * len(self.slugs)
         title_counts: dict[str, int] = {}
@@ -598,6 +608,8 @@ class Rules:
         para_counts: dict[str, tuple[int, float]] = {}
         hits = () if "keywords" in off else self._senses(note.text, self._hits(note.text))
         for offset, key, _weights in hits:
+            if apart and note.sentence_of(offset) in apart:
+                continue
             bonus = T.verdict_sentence_bonus if vs_start <= offset < vs_end else 1.0
             seen = para_counts.get(key)
             if seen is None:
@@ -683,6 +695,7 @@ class Rules:
     def _choose_roles(
         self,
         scores: list[float],
+        own: list[float],
         told: _Told,
         others_verdict: Verdict | None,
         deciding: _Deciding,
@@ -690,8 +703,10 @@ class Rules:
         confidence: Confidence,
     ) -> tuple[list[str], Verdict, Confidence]:
         """Stage 7: the note's roles, best evidence first: enough evidence, or the groups told
-        to read it. A group told to skip a note others read is not one of its roles. A note
-        with no evidence of any role and no group named gets none."""
+        to read it. A group told to skip a note others read is one of its roles only with
+        enough evidence outside the sentences that tell it so (`own`: the note is about its
+        area), and comes last. A note with no evidence of any role and no group named gets
+        none."""
         n_roles = len(self.slugs)
         positive, named = told.positive, told.verdicts
         suppressed = (
@@ -726,6 +741,13 @@ class Rules:
                 verdict, confidence = Verdict.SKIP, Confidence.HIGH
             # else no role fits: the rules name none (the classifier takes the role model's
             # closest, at low confidence)
+        # a group told to skip is still among the roles, after the readers, when the note is
+        # about its area ("管 wheel 流水线的同学这里没有新东西" after a sentence on the wheels)
+        chosen += [
+            i
+            for i in sorted(suppressed, key=lambda i: (-own[i], i))
+            if chosen and own[i] >= threshold and i not in chosen
+        ]
         if deciding.verdict is None and positive:
             chosen.sort(key=lambda i: positive.get(i) is not verdict)
         return [self.slugs[i] for i in chosen], verdict, confidence

@@ -613,6 +613,40 @@ def test_negative_audience_removes_role(taxonomy: Taxonomy) -> None:
     assert "moe-quant" not in got.roles
 
 
+@pytest.mark.parametrize(
+    ("paragraph", "about_them"),
+    [
+        (
+            "The release pipeline now publishes nightly wheels and Docker images with the Arm "
+            "CPU backend. Arm CPU users: skim the numbers. Release engineers can skip it, "
+            "nothing changes in their scripts.",
+            True,
+        ),
+        (
+            "发布流水线现在为 Arm CPU 后端打包每日 wheel 和 Docker 镜像。"
+            "Arm CPU 的用户看看数字即可。管发布的同学不用看，脚本没变。",
+            True,
+        ),
+        (
+            "Arm CPU users: skim the numbers. Release engineers can skip it, the wheel builds "
+            "are unchanged.",
+            False,
+        ),
+        ("Arm CPU 的用户看看数字即可。管发布的同学不用看，wheel 构建没变。", False),
+    ],
+)
+def test_a_group_told_to_skip_is_a_role_when_the_note_is_about_its_area(
+    taxonomy: Taxonomy, paragraph: str, about_them: bool
+) -> None:
+    """Release engineers told to skip a note on their own wheels keep it in their thread,
+    after its readers; named only in the sentence that tells them to skip, they do not."""
+    got = classify("[Hardware] Faster attention on Arm CPUs", paragraph, taxonomy)
+    assert got.primary_role == "hardware"
+    assert got.verdict is Verdict.SKIM
+    assert got.verdict_for("release-infra") is Verdict.SKIP
+    assert ("release-infra" in got.roles) is about_them
+
+
 def test_not_relevant_to_removes_role(taxonomy: Taxonomy) -> None:
     para = (
         "Worth a careful read for the OpenAI-compatible server: tool calling now streams "
@@ -767,10 +801,10 @@ def test_more_negation_and_audience_phrasings(
     assert roles <= set(result.roles) and result.primary_role in roles
     assert result.verdict.value == verdict
     if audience is None:
-        # only readers the note tells to skip it get their own verdict
-        assert all(
-            v is Verdict.SKIP and r not in result.roles for r, v in result.role_verdicts.items()
-        )
+        # only readers the note tells to skip it get their own verdict, and none of them is
+        # the note's primary role
+        assert all(v is Verdict.SKIP for v in result.role_verdicts.values())
+        assert result.primary_role not in result.role_verdicts
     else:
         assert result.verdict_for(audience).value == verdict
         others = [r for r in load_taxonomy(None).slugs if r != audience]
@@ -912,6 +946,23 @@ def test_contrast_gives_each_group_its_verdict(taxonomy: Taxonomy) -> None:
             Verdict.DEEP,
         ),
         ("read through", "值得花时间琢磨，尤其是回退路径。", Verdict.DEEP),
+        # a rating in words: its level, except that a low must-read rating is no must-read
+        ("rating", "CI 的一个临时开关改名。优先级：低。", Verdict.SKIM),
+        ("rating", "CI 的一个临时开关改名。必读指数：低。", Verdict.SKIP),
+        ("rating", "Renames a CI flag. Priority: none.", Verdict.SKIP),
+        ("rating", "A fused attention kernel for Hopper. Priority: high.", Verdict.DEEP),
+        ("rating", "新的 Hopper 融合 attention kernel。优先级：高。", Verdict.DEEP),
+        # superseded by another PR: a hint, which a statement overrides
+        ("superseded", "思路已被 #1234 取代，不再维护。", Verdict.SKIP),
+        ("superseded", "Closed. Superseded by #1234.", Verdict.SKIP),
+        (
+            "superseded",
+            "Superseded by #1234, but the design discussion is worth a careful read.",
+            Verdict.DEEP,
+        ),
+        # "deserves your attention", and denied with another verb
+        ("merit", "The new backend deserves your attention: the paging is new.", Verdict.DEEP),
+        ("merit", "Swaps one helper; it doesn't merit anyone's attention.", Verdict.SKIP),
         ("skim", "翻一翻就行，改动很直接。", Verdict.SKIM),
         ("skim", "Give it a quick once-over; the diff is mechanical.", Verdict.SKIM),
         ("conclusion only", "知道有这个参数就行，实现不必细究。", Verdict.SKIM),
