@@ -96,22 +96,12 @@ SIDE_CUES: dict[str, tuple[str, ...]] = {
 }
 # The side cues, all literals, found in one pass (by the rules).
 SIDE_CUE_RE = re.compile(trie_regex(SIDE_CUES))
-CLOSED_HINT = re.compile(
-    r"已关闭|未合并|已撤回|被关闭|最终关闭|\((?:closed|reverted|withdrawn)\)"
-    r"|\bwithdrawn\b|\bwas closed\b|\bclosed rather than merged\b|\bnever merged\b"
-    r"|\bclosed without merging\b"
-    # superseded by another PR: "被 #123 取代", "superseded by #123"
-    r"|被\s*#\d+\s*(?:取代|吸收|替代)|\bsuperseded\s+by\b|\breplaced\s+by\s+#\d"
-)
-OPEN_HINT = re.compile(
-    r"草案|草稿|未完成|仍在评审|还在评审|尚未合并|\[draft\]|\[wip\]|\((?:open|draft|wip)\)"
-    r"|\bstill open\b|\bstill a draft\b|\bwork in progress\b|\bnot merged yet\b"
-)
-_CLOSED_ANCHORS = (
-    *("关闭", "合并", "撤回", "取代", "吸收", "替代"),
-    *("closed", "reverted", "withdrawn", "merged", "superseded", "replaced"),
-)
-_OPEN_ANCHORS = ("草", "未完成", "评审", "合并", "draft", "wip", "open", "progress", "merged")
+# A PR's state ([hints] in the data file): closed or superseded, a skip; a draft, a skim.
+_HINTS: dict[str, Any] = RULE_DATA["hints"]
+CLOSED_HINT = re.compile("|".join(_HINTS["closed"]["alternatives"]))
+OPEN_HINT = re.compile("|".join(_HINTS["open"]["alternatives"]))
+_CLOSED_ANCHORS = tuple(_HINTS["closed"]["anchors"])
+_OPEN_ANCHORS = tuple(_HINTS["open"]["anchors"])
 # "Even X ...", "就连 X 也...": the most concerned readers stand for everyone.
 EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?|甚至连?)")
 HEDGE = re.compile(

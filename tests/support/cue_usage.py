@@ -11,6 +11,8 @@ lower-cased as the rules read them:
   cue finder makes (patterns run near their anchors; edged families at word edges), and each
   anchor where a match holds it;
 - the weak hints ([weak_skip]) and the side cues ([side_cues]) where their scans find them;
+- each alternative of a PR's state hints ([hints.*]) where it takes part in a match in the
+  title or the paragraph, and each anchor where a match holds it (every match holds one);
 - each alternative of each audience construction ([audiences.*]) where it takes part in a
   match while the rules classify the note (a search counts every match in the text searched),
   and each anchor where the rules look for it and find it;
@@ -66,7 +68,7 @@ def writer_of(name: str) -> str:
 class Cue:
     """One piece of the rule data: its table, where in it, and its text as written."""
 
-    table: str  # "lexicon", "families", "audiences", "weak_skip", "side_cues", "roles"
+    table: str  # "lexicon", "families", "audiences", "weak_skip", "side_cues", "hints", "roles"
     where: str  # the meaning, family and pattern, construction or role it belongs to
     text: str  # the phrase, the alternative or the anchor as written
     at: int = 0  # where an alternative starts in its expression (two may read alike)
@@ -237,6 +239,21 @@ def _family_cues(names: _Names) -> tuple[tuple[Any, ...], dict[int, list[Cue]], 
     return tuple(idioms), anchors, cues + [c for a in anchors.values() for c in a]
 
 
+def _hint_cues(names: _Names) -> tuple[list[tuple[re.Pattern[str], list[Cue]]], list[Cue]]:
+    """The state hints' alternatives, each with its own named group, with their kind's
+    anchors; and every hint cue."""
+    hints: list[tuple[re.Pattern[str], list[Cue]]] = []
+    cues: list[Cue] = []
+    for kind, table in RULE_DATA["hints"].items():
+        anchors = [Cue("hints", f"{kind} anchor", a) for a in table["anchors"]]
+        cues += anchors
+        for k, alternative in enumerate(table["alternatives"]):
+            regex = names.instrument(alternative, "hints", f"{kind} #{k + 1}")
+            hints.append((re.compile(regex), anchors))
+    cues += [c for c in names.cues.values() if c.table == "hints"]
+    return hints, cues
+
+
 class _Recorder:
     """A compiled construction that answers as the shipped one and notes every cue that its
     copy with named alternatives (`noted`) finds on the same call."""
@@ -382,13 +399,15 @@ def cue_usage(sets: Iterable[str] = DEV_SETS) -> Usage:
     idioms, family_anchors, family_cues = _family_cues(names)
     fired: set[Cue] = set()
     constructions, audience_cues = _audience_constructions(names, fired)
+    hints, hint_cues = _hint_cues(names)
     rules = Rules(taxonomy, constructions=constructions)
     literals = _literal_cues(taxonomy)
     by_key: dict[tuple[str, str], list[Cue]] = {}
     for cue in literals:
         by_key.setdefault(_key(cue), []).append(cue)
     index_of = {id(idiom): i for i, idiom in enumerate(idioms)}
-    found: dict[Cue, set[str]] = {c: set() for c in [*literals, *family_cues, *audience_cues]}
+    every = [*literals, *family_cues, *audience_cues, *hint_cues]
+    found: dict[Cue, set[str]] = {c: set() for c in every}
     for name in sets:
         for note in load_set(name):
             fired.clear()
@@ -409,6 +428,11 @@ def cue_usage(sets: Iterable[str] = DEV_SETS) -> Usage:
                 held = squeeze(m.group())
                 anchors = family_anchors[index_of[id(idiom)]]
                 fired.update(c for c in anchors if squeeze(c.text) in held)
+            both = title + "\n" + text
+            for hint, anchors in hints:
+                for m in hint.finditer(both):
+                    fired.update(names.fired(m))
+                    fired.update(c for c in anchors if c.text in m.group())
             rules.classify(title, display, text)
             for cue in fired:
                 found[cue].add(name)
