@@ -742,7 +742,7 @@ class Rules:
             # else no role fits: the rules name none (the classifier takes the role model's
             # closest, at low confidence)
         # a group told to skip is still among the roles, after the readers, when the note is
-        # about its area ("管 wheel 流水线的同学这里没有新东西" after a sentence on the wheels)
+        # about its area (release engineers told to skip a note on the wheels they publish)
         chosen += [
             i
             for i in sorted(suppressed, key=lambda i: (-own[i], i))
