@@ -102,23 +102,12 @@ CLOSED_HINT = re.compile("|".join(_HINTS["closed"]["alternatives"]))
 OPEN_HINT = re.compile("|".join(_HINTS["open"]["alternatives"]))
 _CLOSED_ANCHORS = tuple(_HINTS["closed"]["anchors"])
 _OPEN_ANCHORS = tuple(_HINTS["open"]["anchors"])
-# "Even X ...", "就连 X 也...": the most concerned readers stand for everyone.
-EVEN = re.compile(r"\s*(?:even\b|即便是?|即使是?|就连|哪怕是?|甚至连?)")
-HEDGE = re.compile(
-    r"可能|也许|或许|说不定|不确定|视情况|\b(?:maybe|perhaps|probably|possibly|might|arguably"
-    r"|hard to say|not sure|depends)\b"
-)
-# Contrast words: a negator before one does not reach the cue after it. "而" only before a
-# clause-like continuation ("而…必读"), never inside "而非"/"而已".
-CONTRAST = re.compile(
-    r"但是|但|不过|然而|可是|反而|倒是|相反|却|而(?![非已且])"
-    r"|\b(?:but|however|though|although|yet|whereas|instead|except|unless)\b"
-)
-
-_SUFFICIENT = re.compile(
-    r"即可|就够|就行|就好|足够|足矣|只需|只要|只看|只用|\b(?:enough|all you need|suffices?"
-    r"|just|only|leave it (?:there|at that))\b"
-)
+# The grammar around a cue ([grammar] in the data file).
+_GRAMMAR: dict[str, Any] = RULE_DATA["grammar"]
+EVEN = re.compile(_GRAMMAR["even"])
+HEDGE = re.compile(_GRAMMAR["hedge"])
+CONTRAST = re.compile(_GRAMMAR["contrast"])
+_SUFFICIENT = re.compile(_GRAMMAR["sufficient"])
 _NEEDS_SUFFICIENCY = frozenset(
     {
         "看描述", "看说明", "看标题", "看摘要", "看要点", "看结论", "the headline", "the gist",
@@ -514,24 +503,10 @@ def _all_cues(text: str, off: frozenset[str]) -> Iterator[Cue]:
 
 
 _NOT_THAT = ("不是", "并非", "并不是")
-_CAPPED = re.compile(
-    r"(?:\b(?:not|no|hardly|never|nobody|no\s+one|little|scarcely)\b|n't\b)[^.;]{0,30}more\s+than"
-)
-# The writer telling what they did ("I glanced at it", "我看了一眼就关了"), not advising.
-_SELF = re.compile(
-    r"(?<![a-z])i\s+(?:only\s+|just\s+|first\s+)?(?:read|skimmed|glanced|looked|opened|closed|spent"
-    r"|went|checked|saw|scrolled|stopped|paged|gave|didn't|did\s+not|haven't|have\s+not)\b"
-    r"|我(?:只|就|也|没|先|才)?(?:看了|读了|扫了|翻了|点开|瞄了|花了|过了)"
-)
-# Reading put off until later: "等它定稿再细读", "read it properly once it lands".
-_LATER_AFTER = re.compile(
-    r"[^,;:。!?.]{0,24}?(?:\bonce\b|太早|为时过早|为时尚早|也不迟|不迟|too\s+early|too\s+soon"
-    r"|premature|之后再|以后再|后再说)"
-)
-_LATER_BEFORE = re.compile(
-    r"(?:(?:等|待)[^,;:。!?.]{1,16}?|(?:出来|合并|合入|定稿|稳定|成形|落地)(?:后|之后|以后)?)"
-    r"再[^,;:。!?.]{0,4}$"
-)
+_CAPPED = re.compile(_GRAMMAR["capped"])
+_SELF = re.compile(_GRAMMAR["self"])
+_LATER_AFTER = re.compile(_GRAMMAR["later_after"])
+_LATER_BEFORE = re.compile(f"(?:{_GRAMMAR['later_before']})$")
 
 
 def _later(text: str, clause: int, s: int, e: int, stop: int) -> bool:
@@ -547,32 +522,10 @@ def _later(text: str, clause: int, s: int, e: int, stop: int) -> bool:
 # Absolutely.", "要不要细看？要。", "Can you skip it? You really can't.", "Worth opening? No."
 # What a question asks about, by the words in it.
 _ASKS: dict[str, re.Pattern[str]] = {
-    name: re.compile(pattern)
-    for name, pattern in (
-        ("who", r"\s*(?:who\b|谁)"),
-        ("rhetorical", r"谁会|谁还|难道|难不成|何必|who'd|who\s+would|who\s+reads|why\s+would"),
-        ("skip", r"skip|ignore|pass\s+on|excuse|能不|不细看|不看|不读"),
-        ("cost", r"cost|lose|miss|吃亏|损失"),
-        (
-            "depth",
-            r"细|仔细|认真|closely|\bclose\b|in\s+detail|deep|line\s+by\s+line|second\s+tab|carefully"
-            r"|dig|sit\s+with|in\s+full|required\s+reading",
-        ),
-        (
-            "read",
-            r"read|open|need|look|skip|ignore|看|读|点开|跳过|worth|值|material|要不要|需不需要|该不该",
-        ),
-    )
+    name: re.compile(pattern) for name, pattern in _GRAMMAR["asks"].items()
 }
-_A_NO = re.compile(
-    r"\s*(?:(?:for|if|to|对|对于)[^.?!;。,]{0,30},\s*)?(?:no\b|nope|not\s+(?:really|remotely|at\s+all|one)\b|hardly\b|none\b"
-    r"|neither\b|nothing\b|you\s+(?:don't|really\s+can't|can't|cannot)\b|not\s+unless\b|only\s+(?:if|when)\b"
-    r"|没有|没|不用|不必|不需要|不值得|不能|不)"
-)
-_A_YES = re.compile(
-    r"\s*(?:(?:for|if|to|对|对于)[^.?!;。,]{0,30},\s*)?(?:yes\b|absolutely\b|definitely\b|without\s+question\b|of\s+course\b"
-    r"|you\s+(?:will|do|should|must)\b|line\s+by\s+line\b|当然|要|需要|值得|必须|是的|应该|该)"
-)
+_A_NO = re.compile(_GRAMMAR["answer_no"])
+_A_YES = re.compile(_GRAMMAR["answer_yes"])
 _ANSWER_END = re.compile(r"[。!?\n;]|\.(?:\s|$)")
 
 

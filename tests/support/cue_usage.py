@@ -13,6 +13,12 @@ lower-cased as the rules read them:
 - the weak hints ([weak_skip]) and the side cues ([side_cues]) where their scans find them;
 - each alternative of a PR's state hints ([hints.*]) where it takes part in a match in the
   title or the paragraph, and each anchor where a match holds it (every match holds one);
+- each alternative of the grammar around a cue ([grammar]) where it takes part in a match
+  anywhere in the title or the paragraph (the rules search it beside a cue or in a question:
+  a count of where it stands at all is the most it can fire): listed, not held to the rule.
+  The grammar holds no cue: each expression changes how a cue found by the lexicon or a
+  family is read (a negator's reach, a hedge, a question and its answer, reading put off,
+  the writer's own visit), in closed-class words and the idioms a dictionary lists for them;
 - each alternative of each audience construction ([audiences.*]) where it takes part in a
   match while the rules classify the note (a search counts every match in the text searched),
   and each anchor where the rules look for it and find it;
@@ -55,6 +61,9 @@ from bot.classify.train.labelled import DEV_SETS, load_set
 # Sets whose writer is not recorded: one writer between them.
 EARLY_SETS = ("seeds", "dev", "dev2", "dev3", "dev4", "dev5")
 MIN_WRITERS = 2
+# Tables listed with where they fire but not held to MIN_WRITERS: the taxonomy's names for
+# its readers (a team's roles file extends them) and the grammar around a cue.
+NOT_HELD = frozenset({"roles", "grammar"})
 
 _LOOKAROUND = ("(?=", "(?!", "(?<=", "(?<!")
 
@@ -68,7 +77,8 @@ def writer_of(name: str) -> str:
 class Cue:
     """One piece of the rule data: its table, where in it, and its text as written."""
 
-    table: str  # "lexicon", "families", "audiences", "weak_skip", "side_cues", "hints", "roles"
+    # "lexicon", "families", "audiences", "weak_skip", "side_cues", "hints", "grammar", "roles"
+    table: str
     where: str  # the meaning, family and pattern, construction or role it belongs to
     text: str  # the phrase, the alternative or the anchor as written
     at: int = 0  # where an alternative starts in its expression (two may read alike)
@@ -254,6 +264,16 @@ def _hint_cues(names: _Names) -> tuple[list[tuple[re.Pattern[str], list[Cue]]], 
     return hints, cues
 
 
+def _grammar_cues(names: _Names) -> tuple[list[re.Pattern[str]], list[Cue]]:
+    """The grammar's expressions, each alternative in a named group of its own; and every
+    grammar cue."""
+    table = RULE_DATA["grammar"]
+    parts = [(k, v) for k, v in table.items() if isinstance(v, str)]
+    parts += [(f"asks {k}", v) for k, v in table["asks"].items()]
+    found = [re.compile(names.instrument(v, "grammar", k)) for k, v in parts]
+    return found, [c for c in names.cues.values() if c.table == "grammar"]
+
+
 class _Recorder:
     """A compiled construction that answers as the shipped one and notes every cue that its
     copy with named alternatives (`noted`) finds on the same call."""
@@ -383,12 +403,14 @@ class Usage:
         return frozenset(map(writer_of, self.sets[cue]))
 
     def rare(self) -> list[Cue]:
-        """Cues of the rule data (not the roles' names for their readers) that fire on fewer
-        than MIN_WRITERS writers' sets and are no dictionary entry."""
+        """Cues of the rule data (not the roles' names for their readers, nor the grammar)
+        that fire on fewer than MIN_WRITERS writers' sets and are no dictionary entry."""
         return sorted(
             c
             for c in self.sets
-            if c.table != "roles" and len(self.writers(c)) < MIN_WRITERS and not in_dictionary(c)
+            if c.table not in NOT_HELD
+            and len(self.writers(c)) < MIN_WRITERS
+            and not in_dictionary(c)
         )
 
 
@@ -400,13 +422,14 @@ def cue_usage(sets: Iterable[str] = DEV_SETS) -> Usage:
     fired: set[Cue] = set()
     constructions, audience_cues = _audience_constructions(names, fired)
     hints, hint_cues = _hint_cues(names)
+    grammar, grammar_cues = _grammar_cues(names)
     rules = Rules(taxonomy, constructions=constructions)
     literals = _literal_cues(taxonomy)
     by_key: dict[tuple[str, str], list[Cue]] = {}
     for cue in literals:
         by_key.setdefault(_key(cue), []).append(cue)
     index_of = {id(idiom): i for i, idiom in enumerate(idioms)}
-    every = [*literals, *family_cues, *audience_cues, *hint_cues]
+    every = [*literals, *family_cues, *audience_cues, *hint_cues, *grammar_cues]
     found: dict[Cue, set[str]] = {c: set() for c in every}
     for name in sets:
         for note in load_set(name):
@@ -433,6 +456,9 @@ def cue_usage(sets: Iterable[str] = DEV_SETS) -> Usage:
                 for m in hint.finditer(both):
                     fired.update(names.fired(m))
                     fired.update(c for c in anchors if c.text in m.group())
+            for expression in grammar:
+                for m in expression.finditer(both):
+                    fired.update(names.fired(m))
             rules.classify(title, display, text)
             for cue in fired:
                 found[cue].add(name)

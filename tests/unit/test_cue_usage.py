@@ -45,7 +45,8 @@ def test_the_rule_data_is_read_whole(usage: Usage) -> None:
     has alternatives the count finds: a table left out would pass unnoticed."""
     tables = {c.table for c in usage.sets}
     assert tables == {
-        *("lexicon", "weak_skip", "side_cues", "families", "audiences", "hints", "roles")
+        *("lexicon", "weak_skip", "side_cues", "families", "audiences", "hints", "grammar"),
+        "roles",
     }
     assert all(usage.sets[c] for c in usage.sets if c.table == "lexicon" and c.text == "skim")
     fired = [c for c in usage.sets if c.table == "audiences" and len(usage.writers(c)) > 10]
