@@ -955,6 +955,8 @@ def test_contrast_gives_each_group_its_verdict(taxonomy: Taxonomy) -> None:
         # superseded by another PR: a hint, which a statement overrides
         ("superseded", "思路已被 #1234 取代，不再维护。", Verdict.SKIP),
         ("superseded", "Closed. Superseded by #1234.", Verdict.SKIP),
+        ("superseded", "这个方案后来被 #1234 吸收了。", Verdict.SKIP),
+        ("superseded", "An early attempt, replaced by #1234.", Verdict.SKIP),
         (
             "superseded",
             "Superseded by #1234, but the design discussion is worth a careful read.",
