@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from bot.classify.cues import IDIOMS, idiom_matches, scan
+from bot.classify.cues import IDIOMS, RULE_DATA, idiom_matches, scan
 from bot.classify.text import normalise
 from tests.labelled import DEV_SETS, load_set
 from tests.support.cue_usage import (
@@ -133,3 +133,21 @@ def test_an_anchor_inside_or_across_a_phrase_is_found(text: str, matched: str) -
     lowered = normalise(text).lower()
     _phrases, near = scan(lowered)
     assert matched in {m.group() for _idiom, m in idiom_matches(lowered, near)}
+
+
+def test_every_match_of_a_hint_holds_one_of_its_anchors() -> None:
+    """A PR's state hint is searched only where one of its kind's anchors stands: a match
+    that holds none ("[wip]" with no "wip" anchor) would be read only by chance."""
+    missed: list[str] = []
+    for kind, table in RULE_DATA["hints"].items():
+        anchors = table["anchors"]
+        for alternative in table["alternatives"]:
+            for name in DEV_SETS:
+                for note in load_set(name):
+                    text = normalise(note.title).lower() + "\n" + normalise(note.paragraph).lower()
+                    missed += [
+                        f"{name}: {kind} {m.group()!r}"
+                        for m in re.finditer(alternative, text)
+                        if not any(a in m.group() for a in anchors)
+                    ]
+    assert not missed, "hint matches that hold no anchor of their kind:\n" + "\n".join(missed)
