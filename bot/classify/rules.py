@@ -480,11 +480,16 @@ class Rules:
         scores = self._role_scores(note, deciding.sentence)
         others_verdict = self._others_verdict(note, audiences, told, deciding)
         verdict, confidence = self._main_verdict(note, deciding, told, others_verdict)
-        # a group told to skip, by the evidence outside the sentences that tell it so
-        skipped = frozenset(
-            note.sentence_of(cue.start)
-            for cue, _who in audiences.named
-            if cue.verdict is Verdict.SKIP
+        # a group told to skip a note others read, by the evidence outside the sentences that
+        # tell it so (counted only for such a note)
+        skipped = (
+            frozenset(
+                note.sentence_of(cue.start)
+                for cue, _who in audiences.named
+                if cue.verdict is Verdict.SKIP
+            )
+            if verdict is not Verdict.SKIP
+            else frozenset()
         )
         own = self._role_scores(note, deciding.sentence, skipped) if skipped else scores
         roles, verdict, confidence = self._choose_roles(
@@ -743,11 +748,11 @@ class Rules:
             # closest, at low confidence)
         # a group told to skip is still among the roles, after the readers, when the note is
         # about its area (release engineers told to skip a note on the wheels they publish)
-        chosen += [
-            i
-            for i in sorted(suppressed, key=lambda i: (-own[i], i))
-            if chosen and own[i] >= threshold and i not in chosen
-        ]
+        if chosen:
+            kept = sorted(
+                (i for i in suppressed if own[i] >= threshold), key=lambda i: (-own[i], i)
+            )
+            chosen += [i for i in kept if i not in chosen]
         if deciding.verdict is None and positive:
             chosen.sort(key=lambda i: positive.get(i) is not verdict)
         return [self.slugs[i] for i in chosen], verdict, confidence
