@@ -1,7 +1,7 @@
 """The sample notes that ship with prdigest, and the team's notes folder that is never them.
 
 The samples are the repository's digests/ folder; the wheel carries the same files as
-bot/sample_digests (see setup.py). They are for trying prdigest: `prdigest preview` shows
+bot/sample_digests (see pyproject.toml). They are for trying prdigest: `prdigest preview` shows
 them from a throwaway store, and `prdigest ingest PATH` stores them when PATH names them.
 `PRDIGEST_DIGESTS_DIR` names the team's own notes folder and has no default, so `post`,
 `serve`, scheduled runs and `ingest` without a path never read the samples: a folder that

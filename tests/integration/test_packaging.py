@@ -90,7 +90,7 @@ def test_built_wheel_previews_its_samples_in_an_empty_directory(tmp_path: Path) 
     """Build the wheel, install it into a fresh venv, run it where there is no clone."""
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source)
     for folder in ("bot", "digests"):
         shutil.copytree(
