@@ -26,6 +26,7 @@ from bot.classify.models import (
     packed,
 )
 from bot.classify.rules import Rules
+from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import normalise, read_clauses, squared_counts
 from bot.domain import Classification, Confidence
@@ -64,6 +65,8 @@ class Classifier:
         self._role_filter = (
             None if set(self._role_model.roles) <= set(self.slugs) else frozenset(self.slugs)
         )
+        # what the role model gives a note with no words: each role's base rate
+        self._base_rates = self._role_model.proba_of_totals([0.0] * width, 1.0)
 
     def classify(self, title: str, paragraph: str) -> Classification:
         """Roles and verdict from the rules, each decided together with its learned model."""
@@ -81,6 +84,10 @@ class Classifier:
         no_role = not by_rules.roles  # none fits: the closest is a guess, and the note says so
         if no_role and not proba:  # ...and the model knows none of the roles: the first
             by_rules = replace(by_rules, roles=self.slugs[:1], primary_role=self.slugs[0])
+        elif no_role and max(proba.values()) < T.role_keep_min:
+            # ...and the model would keep none of them either: its order then comes from
+            # words that show no role ("use", "fix"), so the closest is the commonest reader
+            proba = {r: self._base_rates[r] for r in proba}
         got = blend_verdict(blend_roles(by_rules, proba), reading)
         if no_role:
             # the closest role is the note's own reader, not "everyone else" it speaks of
@@ -159,7 +166,7 @@ def classify(title: str, paragraph: str, taxonomy: Taxonomy) -> Classification:
 # the outputs on the development sets to the version that produced them). The fingerprint
 # is this version plus the roles and the model files, so an edit that decides nothing
 # differently (a comment, a refactor) re-classifies nothing.
-CLASSIFIER_VERSION = 11
+CLASSIFIER_VERSION = 12
 
 # The data files whose content decides a classification (the fingerprint hashes them).
 MODEL_FILES = (

@@ -85,7 +85,9 @@ class Thresholds:
     # ---- the role model (bot/classify/README.md "The role model"; chosen on the development
     # sets left out, tests/bench/role_loso.py, then checked on the validation sets val1-val5)
     title_repeat: int = 2  # a title feature counts this many times a paragraph one (trained so)
-    role_keep_min: float = 0.2  # a role the rules chose is dropped below this...
+    # a role the rules chose is dropped below this (and a note no rule finds a role for, whose
+    # roles are all below it, goes to the commonest reader, not the model's closest)...
+    role_keep_min: float = 0.2
     role_add_min: float = 0.4  # ...when the model is this sure of some role; a missed role joins
     # ---- the verdict blend (bot/classify/README.md "The verdict model"): the learned blend
     # replaced hand-set thresholds; these guard it. Chosen on the validation sets val1-val5,

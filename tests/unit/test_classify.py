@@ -24,6 +24,7 @@ import pytest
 
 from bot.classify import build_classifier, classify
 from bot.classify.models import load_role_model
+from bot.classify.settings import THRESHOLDS
 from bot.classify.taxonomy import Taxonomy, load_taxonomy
 from bot.classify.text import normalise
 from bot.classify.train.outputs import Decision, Outputs, notes_digest, read_outputs
@@ -679,9 +680,8 @@ def test_title_weighs_more_than_paragraph(taxonomy: Taxonomy) -> None:
 @pytest.mark.parametrize(
     ("title", "paragraph"),
     [
-        ("Fix typo in README", "Fixes a typo in the README."),
-        ("杂项", "值得精读。"),
-        ("Update the contributors list", "Adds two names to the list. Nothing else."),
+        ("Update the Pixtral example", "Refreshes the example script. A quick look is enough."),
+        ("更新 Pixtral 示例", "示例脚本换了新写法，扫一眼即可。"),
     ],
 )
 def test_a_note_that_fits_no_role_gets_the_closest_at_low_confidence(
@@ -693,8 +693,46 @@ def test_a_note_that_fits_no_role_gets_the_closest_at_low_confidence(
     got = classify(title, paragraph, taxonomy)
     proba = load_role_model().proba(normalise(title).lower(), normalise(paragraph).lower())
     closest = max(sorted(proba), key=lambda r: proba[r])
+    assert proba[closest] >= THRESHOLDS.role_keep_min
     assert got.primary_role == got.roles[0] == closest
     assert got.verdict_confidence is Confidence.LOW
+
+
+@pytest.mark.parametrize(
+    ("title", "paragraph"),
+    [
+        ("Update the contributors list", "Adds two names to the list. Nothing else."),
+        ("修正注释里的笔误", "改了一个错别字，可略过。"),
+        ("杂项", "值得精读。"),
+    ],
+)
+def test_a_note_no_model_role_is_likely_for_gets_the_commonest_reader(
+    title: str, paragraph: str, taxonomy: Taxonomy
+) -> None:
+    """No role has evidence and the role model would keep none (every role below
+    `role_keep_min`): its order then comes from words that show no role, so the note goes to
+    the role the model gives a note with no words, the commonest reader."""
+    assert build_classifier(taxonomy).classify_by_rules(title, paragraph).roles == ()
+    model = load_role_model()
+    proba = model.proba(normalise(title).lower(), normalise(paragraph).lower())
+    assert max(proba.values()) < THRESHOLDS.role_keep_min
+    base = model.proba_of_totals([0.0] * len(model.roles), 1.0)
+    commonest = max(sorted(base), key=lambda r: base[r])
+    got = classify(title, paragraph, taxonomy)
+    assert got.roles == (commonest,) and got.verdict_confidence is Confidence.LOW
+
+
+def test_the_commonest_reader_is_not_the_pick_of_words_that_show_no_role(
+    taxonomy: Taxonomy,
+) -> None:
+    """The case the rule is for: the model's closest, at a probability it would not keep a
+    role at, is another role than the commonest reader, and the note goes to the latter."""
+    title, paragraph = "Update the contributors list", "Adds two names to the list."
+    model = load_role_model()
+    proba = model.proba(normalise(title).lower(), normalise(paragraph).lower())
+    closest = max(sorted(proba), key=lambda r: proba[r])
+    got = classify(title, paragraph, taxonomy)
+    assert got.roles != (closest,)
 
 
 @pytest.mark.parametrize(
