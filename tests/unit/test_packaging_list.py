@@ -1,5 +1,5 @@
-"""The wheel's packages, listed in pyproject.toml, are every package of bot/ on disk, plus
-the sample notes; the repository's top level is the one the project keeps."""
+"""The wheel's packages, listed in pyproject.toml, are every folder of bot/ on disk (code or
+data), plus the sample notes; the repository's top level is the one the project keeps."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from setuptools import find_packages
+from setuptools import find_namespace_packages
 
 ROOT = Path(__file__).resolve().parents[2]
 TOP_LEVEL = {
@@ -30,7 +30,9 @@ def setuptools_table() -> dict[str, object]:
 
 def test_the_wheel_lists_every_package_of_bot() -> None:
     listed = set(setuptools_table()["packages"])  # type: ignore[call-overload]
-    on_disk = set(find_packages(str(ROOT), include=["bot", "bot.*"]))
+    on_disk = set(
+        find_namespace_packages(str(ROOT), include=["bot", "bot.*"], exclude=["*.__pycache__"])
+    )
     assert listed - on_disk == {"bot.sample_digests"}, "a listed package is not on disk"
     assert on_disk - listed == set(), "a package of bot/ is missing from pyproject.toml"
 
