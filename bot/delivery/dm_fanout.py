@@ -28,8 +28,8 @@ from bot.delivery.posting import (
     RateLimited,
     Undeliverable,
     explain_slack_error,
+    for_posting,
     send_message,
-    without_rate_limit_retries,
 )
 from bot.store.ledger import Part
 
@@ -62,7 +62,7 @@ class DmFanout:
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        self.client = without_rate_limit_retries(client)
+        self.client = for_posting(client)
         self.run_key = run_key
         self.controller = controller
         self.concurrency = concurrency

@@ -3,7 +3,10 @@
 `send_message` posts one planned message with its metadata and turns Slack's answer into
 one of: the response (accepted), `RateLimited` (HTTP 429, with its Retry-After),
 `Undeliverable` (a DM whose recipient is gone) or `DeliveryError` (a line naming the cause
-and what to do). The client it is given must not retry 429s itself: pacing is the caller's.
+and what to do). The client it is given must retry nothing itself (`for_posting`): pacing is
+the caller's, and a post that failed on a 5xx or a dropped connection may be in Slack
+already, so it is not sent again in the same call; the run is resumed instead, and a resumed
+run first looks for its messages in Slack by their metadata.
 
 `ChannelPoster` posts the channel digest in order, one message per second per channel,
 waiting out each 429's Retry-After before trying the same message again.
@@ -18,7 +21,11 @@ from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
 
 from bot.delivery.pacing import ChannelPacer, Clock, MonotonicClock
 from bot.slack.client import describe_unreachable
@@ -89,9 +96,14 @@ def explain_slack_error(error: str, channel: str, part: str) -> str:
     return f"Slack answered {error} for message {part}"
 
 
-def without_rate_limit_retries(client: WebClient) -> WebClient:
-    """A copy of `client` that hands 429s back to the caller instead of sleeping on them."""
-    handlers = [h for h in client.retry_handlers if not isinstance(h, RateLimitErrorRetryHandler)]
+_RETRIES = (RateLimitErrorRetryHandler, ServerErrorRetryHandler, ConnectionErrorRetryHandler)
+
+
+def for_posting(client: WebClient) -> WebClient:
+    """A copy of `client` that retries no post itself: a 429 goes back to the caller (it
+    paces), and a 5xx or a dropped connection is an error, since Slack may have kept the
+    message (posting it again at once would post it twice)."""
+    handlers = [h for h in client.retry_handlers if not isinstance(h, _RETRIES)]
     if len(handlers) == len(client.retry_handlers):
         return client
     bare = copy.copy(client)
@@ -167,7 +179,7 @@ class ChannelPoster:
         on_sent: Callable[[Part, str, str | None, str], None],
         max_attempts: int = MAX_ATTEMPTS,
     ) -> None:
-        self.client = without_rate_limit_retries(client)
+        self.client = for_posting(client)
         self.run_key = run_key
         self.clock = clock or MonotonicClock()
         self.pacer = ChannelPacer(per_second, self.clock)

@@ -1,4 +1,5 @@
-"""The Slack Web API client, built from settings with retries for 429, 5xx and dropped links.
+"""The Slack Web API client, built from settings with retries for 429, 5xx and dropped links
+(the digest's posts go without them: `bot.delivery.posting.for_posting`).
 
 Every request is reported to `Metrics` by `CallMetrics`, a retry handler that never retries:
 slack_sdk shows each attempt's answer (or error) to every retry handler, and Bolt copies the

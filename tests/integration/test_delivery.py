@@ -338,6 +338,23 @@ def test_a_message_slack_has_but_the_ledger_missed_is_not_posted_again(
     )
 
 
+def test_a_message_slack_kept_before_a_server_error_is_posted_once(
+    posting: Services, slack: FakeSlack
+) -> None:
+    """Slack keeps the parent and answers HTTP 500. Retrying the call would post it twice; the
+    run stops instead, and the next one finds the parent in Slack and posts the rest."""
+    add_seed_notes(posting)
+    slack.server_error("chat.postMessage", times=1, status=500, handled=True)
+    with pytest.raises(DeliveryError):
+        publish(posting)
+    assert slack.count("chat.postMessage") == 1 and len(channel_messages(slack)) == 1
+    result = publish(posting, NOW + timedelta(minutes=5))
+    assert result.status == "posted" and result.found == 1
+    parts = Counter(part_of(m) for m in channel_messages(slack))
+    assert parts["parent"] == 1 and all(n == 1 for n in parts.values()), parts
+    assert sorted(thread_note_ids(slack)) == sorted(n.id for n in posting.store.list_notes())
+
+
 def test_a_live_claim_is_not_taken_over(posting: Services, slack: FakeSlack) -> None:
     add_seed_notes(posting)
     slack.channels_not_joined.add(CHANNEL)

@@ -150,3 +150,19 @@ def test_settled_parts_and_channel_parts_are_not_sent(slack: FakeSlack, tmp_path
     recorded = Recorded()
     fanout_for(slack, tmp_path, recorded, RateController(0)).send_all(parts)
     assert accepted_parts(slack) == Counter({"dm:T1:U2:1": 1})
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_a_dm_slack_kept_before_a_server_error_is_not_sent_again(
+    slack: FakeSlack, tmp_path: Path, status: int
+) -> None:
+    """Slack keeps the message and answers 5xx: the bot's client would retry such a call, the
+    fan-out's does not, so the DM is in Slack once and the error stops the run (to be resumed,
+    which looks for it in Slack first)."""
+    slack.server_error("chat.postMessage", times=1, status=status, handled=True)
+    recorded = Recorded()
+    with pytest.raises(DeliveryError):
+        fanout_for(slack, tmp_path, recorded, RateController(0)).send_all(dm_parts(1))
+    assert slack.count("chat.postMessage") == 1
+    assert len(slack.messages_in(FakeSlack.dm_channel("U000"))) == 1
+    assert recorded.parts() == []

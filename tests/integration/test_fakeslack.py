@@ -602,3 +602,11 @@ def test_request_bodies() -> None:
 
     verification = json.loads(url_verification_body("abc"))
     assert verification == {**verification, "type": "url_verification", "challenge": "abc"}
+
+
+def test_a_handled_server_error_keeps_the_message(slack: FakeSlack, client: WebClient) -> None:
+    slack.server_error("chat.postMessage", times=1, status=500, handled=True)
+    with pytest.raises(SlackApiError) as exc:
+        client.chat_postMessage(channel="C1", text="kept")
+    assert exc.value.response.status_code == 500
+    assert [m["text"] for m in slack.messages_in("C1")] == ["kept"]

@@ -618,6 +618,7 @@ class _Fault:
     error: str = ""
     retry_after: int = 1
     status: int = 200
+    handled: bool = False  # the call is carried out before the fault's answer
 
 
 @dataclass
@@ -830,12 +831,20 @@ class FakeSlack:
         self._add_fault(method, _Fault("ratelimit", times, retry_after=retry_after))
 
     def server_error(
-        self, method: str, times: int = 1, status: int = 503, error: str | None = None
+        self,
+        method: str,
+        times: int = 1,
+        status: int = 503,
+        error: str | None = None,
+        *,
+        handled: bool = False,
     ) -> None:
-        """The next ``times`` calls answer HTTP ``status`` (5xx)."""
+        """The next ``times`` calls answer HTTP ``status`` (5xx). With ``handled`` each is
+        carried out first (a posted message is kept), as when Slack fails after doing it."""
         if error is None:
             error = "service_unavailable" if status == 503 else "internal_error"
-        self._add_fault(method, _Fault("server", times, error=error, status=status))
+        fault = _Fault("server", times, error=error, status=status, handled=handled)
+        self._add_fault(method, fault)
 
     def clear_faults(self) -> None:
         """Drop pending injected faults and rate limits."""
@@ -1092,17 +1101,18 @@ class FakeSlack:
         if auth is not None:
             return auth
         fault = self._take_fault(method)
-        if fault is not None and fault.kind != "fail":
+        if fault is not None and fault.kind != "fail" and not fault.handled:
             return self._fault_reply(fault)
         limited = self._check_rate(method, params)
         if limited is not None:
             return limited
-        if fault is not None:
+        if fault is not None and not fault.handled:
             return self._fault_reply(fault)
         try:
-            return _Reply(handler(self, params))
+            answer = _Reply(handler(self, params))
         except _SlackError as err:
             return _error(err.error, **err.extra)
+        return answer if fault is None else self._fault_reply(fault)
 
     def _check_token(self, method: str, token: str | None) -> _Reply | None:
         if not token:
