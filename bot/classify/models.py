@@ -144,12 +144,16 @@ def blend_roles(
     rules: Classification,
     proba: dict[str, float],
     thresholds: tuple[float, float] = (T.role_keep_min, T.role_add_min),
+    base_rates: dict[str, float] | None = None,
 ) -> Classification:
     """The rules' classification with its roles decided together with the model.
 
     The model drops a role only when it is fairly sure of some role: a note it knows too few
     words of says little against the rules. Roles the model does not know (a team's own
-    roles) are left to the rules.
+    roles) are left to the rules. A note the rules find no role for gets the model's closest;
+    when the model would keep none either, its order comes from words that show no role
+    ("use", "fix"), and the closest is the commonest reader (`base_rates`: the model's
+    reading of a note with no words).
     """
 
     def stays(role: str) -> bool:
@@ -168,7 +172,10 @@ def blend_roles(
     added = sorted(filter(joins, proba), key=lambda r: (-proba[r], r))
     roles = tuple([r for r in rules.roles if stays(r)] + added)
     if not roles:  # the rules' role the model likes best; none: the model's closest
-        roles = (max(rules.roles or sorted(proba), key=lambda r: proba.get(r, 0.0)),)
+        closest = proba
+        if not rules.roles and base_rates and max(proba.values(), default=0.0) < keep_min:
+            closest = {r: base_rates[r] for r in proba}
+        roles = (max(rules.roles or sorted(closest), key=lambda r: closest.get(r, 0.0)),)
     if roles == rules.roles:
         return rules
     return replace(rules, roles=roles, primary_role=roles[0])

@@ -26,7 +26,6 @@ from bot.classify.models import (
     packed,
 )
 from bot.classify.rules import Rules
-from bot.classify.settings import THRESHOLDS as T
 from bot.classify.taxonomy import Taxonomy
 from bot.classify.text import normalise, read_clauses, squared_counts
 from bot.domain import Classification, Confidence
@@ -84,11 +83,7 @@ class Classifier:
         no_role = not by_rules.roles  # none fits: the closest is a guess, and the note says so
         if no_role and not proba:  # ...and the model knows none of the roles: the first
             by_rules = replace(by_rules, roles=self.slugs[:1], primary_role=self.slugs[0])
-        elif no_role and max(proba.values()) < T.role_keep_min:
-            # ...and the model would keep none of them either: its order then comes from
-            # words that show no role ("use", "fix"), so the closest is the commonest reader
-            proba = {r: self._base_rates[r] for r in proba}
-        got = blend_verdict(blend_roles(by_rules, proba), reading)
+        got = blend_verdict(blend_roles(by_rules, proba, base_rates=self._base_rates), reading)
         if no_role:
             # the closest role is the note's own reader, not "everyone else" it speaks of
             own = {r: v for r, v in got.role_verdicts.items() if r not in got.roles}

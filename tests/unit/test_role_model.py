@@ -227,3 +227,15 @@ def test_a_model_that_predicts_otherwise_is_told_apart() -> None:
     shifted = replace(model, intercept=tuple(b + 4.0 for b in model.intercept))
     moved = agreement(predictions(model, notes), predictions(shifted, notes))
     assert moved.flipped > 0
+
+
+def test_blend_gives_a_note_no_role_is_likely_for_the_commonest_reader() -> None:
+    """No rule role: the model's closest, unless it would keep none (every role below
+    role_keep_min); then the role of the highest base rate."""
+    no_role = replace(_rules(("kernels",)), roles=(), primary_role="")
+    base = _proba(hardware=0.07, kernels=0.02)
+    weak = _proba(models=THRESHOLDS.role_keep_min / 2, hardware=THRESHOLDS.role_keep_min / 3)
+    assert blend_roles(no_role, weak, base_rates=base).roles == ("hardware",)
+    assert blend_roles(no_role, weak).roles == ("models",)
+    likely = _proba(models=THRESHOLDS.role_keep_min, hardware=0.1)
+    assert blend_roles(no_role, likely, base_rates=base).roles == ("models",)
